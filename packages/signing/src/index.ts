@@ -1,0 +1,2 @@
+/** Placeholder export: replaced by the signing implementation. */
+export const placeholder = 1;
