@@ -1,0 +1,93 @@
+/**
+ * The brand is a registered symbol rather than a module-local one so that `isPostelError()` still
+ * recognises errors thrown by a second copy of the package (duplicate installs, bundled adapters),
+ * where `instanceof` would silently answer false.
+ */
+const POSTEL_ERROR = Symbol.for("postel.error");
+
+/**
+ * Base class of every error Postel throws: a stable SCREAMING_SNAKE `code` to branch on, and a
+ * message that says what was wrong and how to fix it (never a secret, a key or signature bytes).
+ *
+ * @example
+ * try { verifier.verify(request, Date.now()); }
+ * catch (error) { if (isPostelError(error)) log.warn(error.code); else throw error; }
+ */
+export class PostelError extends Error {
+  /** Stable machine-readable code, e.g. `SIGNATURE_INVALID`. */
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "PostelError";
+    this.code = code;
+    Object.defineProperty(this, POSTEL_ERROR, { value: true });
+  }
+}
+
+/**
+ * True when `value` is a `PostelError` from any copy of any `@postel/*` package.
+ *
+ * @example
+ * if (isPostelError(error) && error.code === "SIGNATURE_INVALID") return new Response(null, { status: 401 });
+ */
+export function isPostelError(value: unknown): value is PostelError {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { [POSTEL_ERROR]?: unknown })[POSTEL_ERROR] === true &&
+    typeof (value as { code?: unknown }).code === "string"
+  );
+}
+
+/** Why a webhook request was rejected. */
+export type WebhookVerificationErrorCode =
+  | "MISSING_HEADER"
+  | "MALFORMED_HEADER"
+  | "TIMESTAMP_OUT_OF_WINDOW"
+  | "SIGNATURE_INVALID";
+
+/**
+ * A received webhook failed verification. `header` names the header at fault when there is one,
+ * so a gate can answer 400 for malformed input and 401 for a bad signature.
+ *
+ * @example
+ * if (error instanceof WebhookVerificationError && error.code === "TIMESTAMP_OUT_OF_WINDOW") { ... }
+ */
+export class WebhookVerificationError extends PostelError {
+  declare readonly code: WebhookVerificationErrorCode;
+  /** Lower-case name of the offending header, when a single header is at fault. */
+  readonly header: string | undefined;
+
+  constructor(code: WebhookVerificationErrorCode, message: string, header?: string) {
+    super(code, message);
+    this.name = "WebhookVerificationError";
+    this.header = header;
+  }
+}
+
+/**
+ * A secret or key could not be used: wrong prefix, not base64, wrong length, or an Ed25519 key pair
+ * whose halves do not belong together. Thrown when keys are decoded, never per request.
+ */
+export class InvalidKeyError extends PostelError {
+  declare readonly code: "INVALID_KEY";
+
+  constructor(message: string) {
+    super("INVALID_KEY", message);
+    this.name = "InvalidKeyError";
+  }
+}
+
+/**
+ * Thrown for an argument that would make signing or verification unsafe or meaningless (a negative
+ * tolerance, a timestamp in milliseconds, an empty message id).
+ */
+export class InvalidArgumentError extends PostelError {
+  declare readonly code: "INVALID_ARGUMENT";
+
+  constructor(message: string) {
+    super("INVALID_ARGUMENT", message);
+    this.name = "InvalidArgumentError";
+  }
+}

@@ -1,0 +1,40 @@
+import type { HeadersLike } from "./headers.js";
+
+/** What a framework gate hands to a verifier: the exact received bytes, headers, and the URL. */
+export interface WebhookRequest {
+  /** The raw request body exactly as received. Never a parsed and re-serialised object. */
+  body: Uint8Array;
+  headers: HeadersLike;
+  /** Absolute URL the sender requested; only schemes that sign the URL (Twilio) need it. */
+  url?: string;
+}
+
+/** The outcome of a successful verification, common to every scheme. */
+export interface VerifiedWebhook {
+  /** Scheme that verified the request, e.g. `"standard-webhooks"` or `"github"`. */
+  scheme: string;
+  /** The sender's message/delivery id where the scheme sends one in a header (for dedup). */
+  id: string | undefined;
+  /** The signed timestamp where the scheme has one. */
+  timestamp: Date | undefined;
+  /** Index of the configured key or secret that matched (rotation tells you which one is live). */
+  keyIndex: number;
+}
+
+/**
+ * One way of verifying webhooks. `@postel/core`'s receiving gate accepts any `Verifier`: Standard
+ * Webhooks (`createVerifier`) and every provider scheme (`stripe()`, `github()`, ...) implement it.
+ * `verify` throws `WebhookVerificationError` when the request is not authentic.
+ *
+ * @example
+ * const result = verifier.verify({ body, headers }, Date.now());
+ */
+export interface Verifier {
+  readonly scheme: string;
+  verify(request: WebhookRequest, now: number): VerifiedWebhook;
+}
+
+/** Signatures arrive as text or bytes; both are hashed as bytes, never re-encoded. */
+export function toBytes(body: Uint8Array | string): Uint8Array {
+  return typeof body === "string" ? Buffer.from(body, "utf8") : body;
+}

@@ -1,0 +1,189 @@
+import { createHmac, verify as ed25519Verify } from "node:crypto";
+import { constantTimeEqual } from "./constant-time.js";
+import { WebhookVerificationError } from "./errors.js";
+import type { HeadersLike } from "./headers.js";
+import { requireHeader } from "./headers.js";
+import { decodeBase64Strict } from "./internal/base64.js";
+import { type DecodedKey, decodeVerifyingKeys } from "./internal/decode-key.js";
+import {
+  assertInWindow,
+  DEFAULT_TOLERANCE_MS,
+  parseTimestampSeconds,
+  resolveTolerance,
+} from "./timestamp.js";
+import { toBytes, type VerifiedWebhook, type Verifier, type WebhookRequest } from "./verifier.js";
+
+/** A verified Standard Webhooks request: every field is known. */
+export interface StandardWebhookVerification extends VerifiedWebhook {
+  scheme: "standard-webhooks";
+  /** The `webhook-id` header: deduplicate on it. */
+  id: string;
+  timestamp: Date;
+  /** Which signature version matched: `v1` (HMAC-SHA256) or `v1a` (Ed25519). */
+  version: "v1" | "v1a";
+}
+
+/** Options of `createVerifier`. */
+export interface VerifierOptions {
+  /** Accepted clock skew either side of `now`, in milliseconds. Default 300 000 (5 minutes). */
+  tolerance?: number;
+}
+
+/** A `Verifier` for Standard Webhooks, with the richer result type. */
+export interface StandardWebhooksVerifier extends Verifier {
+  readonly scheme: "standard-webhooks";
+  verify(request: WebhookRequest, now: number): StandardWebhookVerification;
+}
+
+interface Signatures {
+  v1: Buffer[];
+  v1a: (Buffer | undefined)[];
+}
+
+/**
+ * Decodes the keys once and returns a Standard Webhooks verifier. Keys may be `whsec_` (or bare
+ * base64) secrets for `v1`, and `whpk_` public keys (or `whsk_` private keys) for `v1a`; list
+ * several during a rotation. Every signature in the header is tried against every key.
+ *
+ * @example
+ * const verifier = createVerifier([process.env.WEBHOOK_SECRET!]);
+ * const { id, timestamp } = verifier.verify({ body: rawBytes, headers: req.headers }, Date.now());
+ */
+export function createVerifier(
+  keys: string | readonly string[],
+  options: VerifierOptions = {},
+): StandardWebhooksVerifier {
+  const decoded = decodeVerifyingKeys(keys);
+  const tolerance = resolveTolerance(options.tolerance, DEFAULT_TOLERANCE_MS);
+  return {
+    scheme: "standard-webhooks",
+    verify(request, now) {
+      const id = requireHeader(request.headers, "webhook-id");
+      const timestampText = requireHeader(request.headers, "webhook-timestamp");
+      const signatureHeader = requireHeader(request.headers, "webhook-signature", { join: " " });
+      const seconds = parseTimestampSeconds(timestampText, "webhook-timestamp");
+      assertInWindow(seconds, now, tolerance, "webhook-timestamp");
+      const signatures = parseSignatures(signatureHeader);
+      const { keyIndex, version } = match(decoded, signatures, `${id}.${timestampText}.`, request.body);
+      if (keyIndex === -1) throw signatureInvalid(decoded, signatures);
+      return { scheme: "standard-webhooks", id, timestamp: new Date(seconds * 1000), keyIndex, version };
+    },
+  };
+}
+
+/** Options of the one-shot `verify()`. */
+export interface VerifyOptions extends VerifierOptions {
+  /** One or more `whsec_` secrets and/or `whpk_` public keys. */
+  keys: string | readonly string[];
+  /** The receiver's clock: a `Date`, or a function returning epoch milliseconds. Default `Date.now`. */
+  now?: Date | (() => number);
+}
+
+/**
+ * Verifies one Standard Webhooks request and returns its id, timestamp, the signature version and
+ * the index of the key that matched; throws `WebhookVerificationError` otherwise. Pass the body as
+ * the exact received bytes: a string body is hashed as its UTF-8 encoding.
+ *
+ * @example
+ * const { id } = verify(rawBody, req.headers, { keys: process.env.WEBHOOK_SECRET! });
+ */
+export function verify(
+  body: Uint8Array | string,
+  headers: HeadersLike,
+  options: VerifyOptions,
+): StandardWebhookVerification {
+  const verifier = createVerifier(
+    options.keys,
+    options.tolerance === undefined ? {} : { tolerance: options.tolerance },
+  );
+  const now = options.now === undefined ? Date.now() : resolveNow(options.now);
+  return verifier.verify({ body: toBytes(body), headers }, now);
+}
+
+function resolveNow(now: Date | (() => number)): number {
+  return now instanceof Date ? now.getTime() : now();
+}
+
+/**
+ * Splits the space-separated `version,signature` list. A second, trailing comma is dropped because
+ * Node and fetch join a repeated header with ", ", which glues one onto every signature but the last.
+ * Unknown versions are skipped so senders can add new ones without breaking receivers.
+ */
+function parseSignatures(header: string): Signatures {
+  const signatures: Signatures = { v1: [], v1a: [] };
+  for (const raw of header.split(/\s+/)) {
+    const token = raw.endsWith(",") && raw.indexOf(",") < raw.length - 1 ? raw.slice(0, -1) : raw;
+    const comma = token.indexOf(",");
+    if (comma === -1) continue;
+    const version = token.slice(0, comma);
+    const value = token.slice(comma + 1);
+    if (version === "v1") signatures.v1.push(Buffer.from(value));
+    // Garbage still counts as a v1a signature (one that cannot match), so it ends as SIGNATURE_INVALID.
+    else if (version === "v1a") signatures.v1a.push(decodeBase64Strict(value));
+  }
+  if (signatures.v1.length === 0 && signatures.v1a.length === 0) {
+    throw new WebhookVerificationError(
+      "MALFORMED_HEADER",
+      "The webhook-signature header has no signature of a supported version; expected space-separated " +
+        '"v1,<base64>" (HMAC-SHA256) or "v1a,<base64>" (Ed25519) entries.',
+      "webhook-signature",
+    );
+  }
+  return signatures;
+}
+
+/**
+ * Tries every signature against every key without stopping at the first hit, so timing does not
+ * reveal which key matched. The first matching key in configuration order wins.
+ */
+function match(
+  keys: readonly DecodedKey[],
+  signatures: Signatures,
+  prefix: string,
+  body: Uint8Array,
+): { keyIndex: number; version: "v1" | "v1a" } {
+  let keyIndex = -1;
+  let version: "v1" | "v1a" = "v1";
+  const content =
+    signatures.v1a.length > 0 && keys.some((key) => key.kind === "ed25519")
+      ? Buffer.concat([Buffer.from(prefix), body])
+      : undefined;
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index]!;
+    let hit = false;
+    if (key.kind === "hmac") {
+      if (signatures.v1.length > 0) {
+        const expected = Buffer.from(
+          createHmac("sha256", key.key).update(prefix).update(body).digest("base64"),
+        );
+        for (const candidate of signatures.v1) hit = constantTimeEqual(expected, candidate) || hit;
+      }
+    } else if (content !== undefined) {
+      for (const candidate of signatures.v1a) {
+        hit = (candidate?.length === 64 && ed25519Verify(null, content, key.key, candidate)) || hit;
+      }
+    }
+    if (hit && keyIndex === -1) {
+      keyIndex = index;
+      version = key.kind === "hmac" ? "v1" : "v1a";
+    }
+  }
+  return { keyIndex, version };
+}
+
+function signatureInvalid(keys: readonly DecodedKey[], signatures: Signatures): WebhookVerificationError {
+  const hasHmac = keys.some((key) => key.kind === "hmac");
+  const hasEd25519 = keys.some((key) => key.kind === "ed25519");
+  let hint =
+    "Check that the key is the endpoint's current one and that the body is the exact bytes received, not re-serialised JSON.";
+  if (signatures.v1.length === 0 && !hasEd25519) {
+    hint = "The header carries only v1a (Ed25519) signatures, but no whpk_ public key is configured.";
+  } else if (signatures.v1a.length === 0 && !hasHmac) {
+    hint = "The header carries only v1 (HMAC) signatures, but no whsec_ secret is configured.";
+  }
+  return new WebhookVerificationError(
+    "SIGNATURE_INVALID",
+    `No signature in the webhook-signature header matched any of the ${keys.length} configured key(s). ${hint}`,
+    "webhook-signature",
+  );
+}
