@@ -1,0 +1,322 @@
+import * as v from "valibot";
+import { ExponentialBackoff, isRetryPolicy, type RetryPolicy } from "./backoff.js";
+import { type Clock, systemClock } from "./clock.js";
+import { type Duration, parseDuration } from "./duration.js";
+import { ConfigurationError, type ConfigurationIssue } from "./errors.js";
+import type { OutboundEvent, Endpoint } from "./outbound/types.js";
+import { defaultRandom, type Random } from "./random.js";
+import type { AutoDisableSettings, CircuitBreakerSettings } from "./storage/records.js";
+import type { Storage } from "./storage/storage.js";
+
+/** Circuit-breaker options (globally or per endpoint). */
+export interface CircuitBreakerOptions {
+  /** Failure ratio over `window` that opens the circuit, in (0, 1]. Default 0.5. */
+  threshold?: number;
+  /** How long the circuit stays open before one probe decides. Default `"5m"`. */
+  cooldown?: Duration;
+  /** Rolling window the ratio is measured over. Default `"1m"`. */
+  window?: Duration;
+  /** Attempts needed in the window before the ratio counts. Default 20. */
+  minimumVolume?: number;
+}
+
+/** Auto-disable options (globally or per endpoint). */
+export interface AutoDisableOptions {
+  /** Failure ratio over `window` that disables the endpoint, in (0, 1]. Default 0.9. */
+  failureRate?: number;
+  /** Default `"1h"`. */
+  window?: Duration;
+  /** Attempts needed in the window before the ratio counts. Default 20. */
+  minAttempts?: number;
+}
+
+/** Worker pool options. */
+export interface WorkerOptions {
+  /** HTTP requests in flight at once per process. Default 64. */
+  concurrency?: number;
+  /** Deliveries claimed per round trip. Default 32. */
+  batchSize?: number;
+  /** How often idle workers look for due work when nothing wakes them. Default `"1s"`. */
+  pollInterval?: Duration;
+  /** How long a claim is leased (renewed while working). Default `"60s"`. */
+  leaseDuration?: Duration;
+  /** Identifies this process's workers in lease rows. Default: random. */
+  id?: string;
+}
+
+/** HTTP client options. */
+export interface HttpOptions {
+  /** Whole-request timeout. Default `"15s"`. */
+  timeout?: Duration;
+  /** Connect timeout. Default `"5s"`. */
+  connectTimeout?: Duration;
+  /** Default `"Postel/0 (+webhooks)"`. */
+  userAgent?: string;
+  /** Bytes of the response body kept in the audit trail. Default 4096. */
+  maxResponseBytes?: number;
+  /** Allow endpoints on private, loopback and link-local addresses (local development, tests). Default false. */
+  allowPrivateNetworks?: boolean;
+  /** Longest `Retry-After` honoured. Default `"1d"`. */
+  maxRetryAfter?: Duration;
+}
+
+/** Options of the sending side. */
+export interface OutboundOptions<S extends Storage<unknown> = Storage<unknown>> {
+  storage: S;
+  /** Default retry policy. Default `ExponentialBackoff()`. */
+  retryPolicy?: RetryPolicy;
+  /** Policies endpoints can reference by name (needed for `Custom` policies on endpoints). */
+  retryPolicies?: Record<string, RetryPolicy>;
+  /** Circuit breaker for every endpoint, or `false` to turn it off. */
+  circuitBreaker?: CircuitBreakerOptions | false;
+  /** Auto-disable for every endpoint, or `false` to turn it off. */
+  autoDisable?: AutoDisableOptions | false;
+  workers?: WorkerOptions;
+  http?: HttpOptions;
+  /** Secrets generated for new endpoints: `"v1"` (HMAC, `whsec_`, default) or `"v1a"` (Ed25519, `whsk_`). */
+  signing?: { algorithm?: "v1" | "v1a" };
+  /** Largest serialised `data` accepted by `send()`. Default 256 KiB. */
+  maxPayloadBytes?: number;
+  /** Filter functions endpoints reference by name (`filterFn: "name"`). */
+  filters?: Record<string, (event: OutboundEvent) => boolean>;
+  /** Body transforms endpoints reference by name (`transform: "name"`); the result is what is signed and sent. */
+  transforms?: Record<string, (event: OutboundEvent, endpoint: Endpoint) => unknown>;
+}
+
+/** Options of `Postel()`. */
+export interface PostelOptions<S extends Storage<unknown> = Storage<unknown>> {
+  outbound?: OutboundOptions<S>;
+  /** Source of time. Default: the system clock. Tests pass a `ManualClock`. */
+  clock?: Clock;
+  /** Source of randomness for jitter. Default `Math.random`. */
+  random?: Random;
+}
+
+/** Outbound options after validation, with every default applied and durations in ms. */
+export interface OutboundConfig {
+  storage: Storage<unknown>;
+  retryPolicy: RetryPolicy;
+  retryPolicies: Record<string, RetryPolicy>;
+  circuitBreaker: CircuitBreakerSettings | null;
+  autoDisable: AutoDisableSettings | null;
+  workers: {
+    concurrency: number;
+    batchSize: number;
+    pollIntervalMs: number;
+    leaseDurationMs: number;
+    id: string;
+  };
+  http: {
+    timeoutMs: number;
+    connectTimeoutMs: number;
+    userAgent: string;
+    maxResponseBytes: number;
+    allowPrivateNetworks: boolean;
+    maxRetryAfterMs: number;
+  };
+  algorithm: "v1" | "v1a";
+  maxPayloadBytes: number;
+  filters: Record<string, (event: OutboundEvent) => boolean>;
+  transforms: Record<string, (event: OutboundEvent, endpoint: Endpoint) => unknown>;
+}
+
+const DURATION_HINT = 'must be a duration: "250ms", "30s", "5m", "2h", "1d" or milliseconds';
+
+/** A valibot schema for a `Duration`, output in milliseconds. */
+export const DurationMs = v.pipe(
+  v.custom<Duration>((x) => parseDuration(x) !== undefined, DURATION_HINT),
+  v.transform((x) => parseDuration(x) as number),
+);
+
+const ratio = (what: string) =>
+  v.pipe(
+    v.number(`${what} must be a number`),
+    v.gtValue(0, `${what} must be > 0`),
+    v.maxValue(1, `${what} must be <= 1`),
+  );
+const count = (what: string, min: number) =>
+  v.pipe(
+    v.number(`${what} must be a number`),
+    v.integer(`${what} must be an integer`),
+    v.minValue(min, `${what} must be >= ${min}`),
+  );
+
+/** Circuit-breaker options → settings. */
+export const CircuitBreakerSchema = v.pipe(
+  v.strictObject({
+    threshold: v.optional(ratio("threshold"), 0.5),
+    cooldown: v.optional(DurationMs, "5m"),
+    window: v.optional(DurationMs, "1m"),
+    minimumVolume: v.optional(count("minimumVolume", 1), 20),
+  }),
+  v.transform(
+    (o): CircuitBreakerSettings => ({
+      threshold: o.threshold,
+      cooldownMs: o.cooldown,
+      windowMs: o.window,
+      minimumVolume: o.minimumVolume,
+    }),
+  ),
+);
+
+/** Auto-disable options → settings. */
+export const AutoDisableSchema = v.pipe(
+  v.strictObject({
+    failureRate: v.optional(ratio("failureRate"), 0.9),
+    window: v.optional(DurationMs, "1h"),
+    minAttempts: v.optional(count("minAttempts", 1), 20),
+  }),
+  v.transform(
+    (o): AutoDisableSettings => ({
+      failureRate: o.failureRate,
+      windowMs: o.window,
+      minAttempts: o.minAttempts,
+    }),
+  ),
+);
+
+/** A `RetryPolicy` built by `ExponentialBackoff`, `LinearBackoff` or `Custom`. */
+export const RetryPolicySchema = v.custom<RetryPolicy>(
+  isRetryPolicy,
+  "must be a retry policy built with ExponentialBackoff(), LinearBackoff() or Custom()",
+);
+
+const isFunction = (x: unknown): x is (...args: never[]) => unknown => typeof x === "function";
+
+const StorageSchema = v.custom<Storage<unknown>>(
+  (x) =>
+    typeof x === "object" &&
+    x !== null &&
+    ["enqueue", "claimDue", "recordOutcomes", "claimFanout"].every((m) =>
+      isFunction((x as Record<string, unknown>)[m]),
+    ),
+  "must be a Storage (InMemoryStorage(), PostgresStorage(...) or SqliteStorage(...))",
+);
+
+const OutboundSchema = v.strictObject({
+  storage: StorageSchema,
+  retryPolicy: v.optional(RetryPolicySchema),
+  retryPolicies: v.optional(v.record(v.string(), RetryPolicySchema), {}),
+  // `false` (turned off) arrives here as null (see withFalseAsNull): a union would hide nested issues.
+  circuitBreaker: v.optional(v.nullable(CircuitBreakerSchema), {}),
+  autoDisable: v.optional(v.nullable(AutoDisableSchema), {}),
+  workers: v.optional(
+    v.strictObject({
+      concurrency: v.optional(count("concurrency", 1), 64),
+      batchSize: v.optional(count("batchSize", 1), 32),
+      pollInterval: v.optional(DurationMs, "1s"),
+      leaseDuration: v.optional(DurationMs, "60s"),
+      id: v.optional(v.pipe(v.string(), v.minLength(1))),
+    }),
+    {},
+  ),
+  http: v.optional(
+    v.strictObject({
+      timeout: v.optional(DurationMs, "15s"),
+      connectTimeout: v.optional(DurationMs, "5s"),
+      userAgent: v.optional(v.string(), "Postel/0 (+webhooks)"),
+      maxResponseBytes: v.optional(count("maxResponseBytes", 0), 4096),
+      allowPrivateNetworks: v.optional(v.boolean(), false),
+      maxRetryAfter: v.optional(DurationMs, "1d"),
+    }),
+    {},
+  ),
+  signing: v.optional(v.strictObject({ algorithm: v.optional(v.picklist(["v1", "v1a"]), "v1") }), {}),
+  maxPayloadBytes: v.optional(count("maxPayloadBytes", 1), 256 * 1024),
+  filters: v.optional(
+    v.record(v.string(), v.custom<(e: OutboundEvent) => boolean>(isFunction, "must be a function")),
+    {},
+  ),
+  transforms: v.optional(
+    v.record(
+      v.string(),
+      v.custom<(e: OutboundEvent, ep: Endpoint) => unknown>(isFunction, "must be a function"),
+    ),
+    {},
+  ),
+});
+
+const PostelSchema = v.strictObject({
+  outbound: v.optional(OutboundSchema),
+  clock: v.optional(
+    v.custom<Clock>(
+      (x) =>
+        typeof x === "object" &&
+        x !== null &&
+        isFunction((x as Clock).now) &&
+        isFunction((x as Clock).setTimer),
+      "must be a Clock ({ now(), setTimer() }), e.g. new ManualClock()",
+    ),
+  ),
+  random: v.optional(v.custom<Random>(isFunction, "must be a function returning a number in [0, 1)")),
+});
+
+/** Validated `Postel()` options. */
+export interface PostelConfig {
+  outbound: OutboundConfig | null;
+  clock: Clock;
+  random: Random;
+}
+
+/** Turns valibot issues into `{ path, message }` pairs a human can act on. */
+export function toConfigurationIssues(issues: readonly v.BaseIssue<unknown>[]): ConfigurationIssue[] {
+  return issues.map((issue) => {
+    const path = v.getDotPath(issue) ?? "";
+    const unknownKey =
+      issue.kind === "schema" && issue.type === "strict_object" && issue.expected === "never";
+    return { path, message: unknownKey ? "unknown option (check the spelling)" : issue.message };
+  });
+}
+
+/** Validates `Postel()` options, throwing one `ConfigurationError` that lists every bad field. */
+export function parsePostelOptions(options: unknown, workerId: () => string): PostelConfig {
+  const result = v.safeParse(PostelSchema, withFalseAsNull(options));
+  if (!result.success) throw new ConfigurationError(toConfigurationIssues(result.issues));
+  const { outbound, clock = systemClock, random = defaultRandom } = result.output;
+  if (!outbound) return { outbound: null, clock, random };
+  const issues: ConfigurationIssue[] = [];
+  if (outbound.signing.algorithm === undefined) outbound.signing.algorithm = "v1";
+  const config: OutboundConfig = {
+    storage: outbound.storage,
+    retryPolicy: outbound.retryPolicy ?? ExponentialBackoff(),
+    retryPolicies: outbound.retryPolicies,
+    circuitBreaker: outbound.circuitBreaker,
+    autoDisable: outbound.autoDisable,
+    workers: {
+      ...outbound.workers,
+      pollIntervalMs: outbound.workers.pollInterval,
+      leaseDurationMs: outbound.workers.leaseDuration,
+      id: outbound.workers.id ?? workerId(),
+    },
+    http: {
+      timeoutMs: outbound.http.timeout,
+      connectTimeoutMs: outbound.http.connectTimeout,
+      userAgent: outbound.http.userAgent,
+      maxResponseBytes: outbound.http.maxResponseBytes,
+      allowPrivateNetworks: outbound.http.allowPrivateNetworks,
+      maxRetryAfterMs: outbound.http.maxRetryAfter,
+    },
+    algorithm: outbound.signing.algorithm,
+    maxPayloadBytes: outbound.maxPayloadBytes,
+    filters: outbound.filters,
+    transforms: outbound.transforms,
+  };
+  if (config.workers.leaseDurationMs < 1000) {
+    issues.push({
+      path: "outbound.workers.leaseDuration",
+      message: "must be at least 1s so leases can be renewed",
+    });
+  }
+  if (issues.length > 0) throw new ConfigurationError(issues);
+  return { outbound: config, clock, random };
+}
+
+/** Maps `circuitBreaker: false` / `autoDisable: false` to null so the schema can report nested issues. */
+function withFalseAsNull(options: unknown): unknown {
+  if (typeof options !== "object" || options === null) return options ?? {};
+  const outbound = (options as { outbound?: unknown }).outbound;
+  if (typeof outbound !== "object" || outbound === null) return options;
+  const copy: Record<string, unknown> = { ...outbound };
+  for (const key of ["circuitBreaker", "autoDisable"]) if (copy[key] === false) copy[key] = null;
+  return { ...options, outbound: copy };
+}

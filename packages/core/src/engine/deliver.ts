@@ -1,0 +1,162 @@
+import { classifyOutcome, type HttpOutcome, nextRetryDelay } from "../classify-response.js";
+import type { Clock } from "../clock.js";
+import type { OutboundConfig } from "../config.js";
+import type { HttpSender } from "../http/http-sender.js";
+import type { IdGenerator } from "../ids.js";
+import { publicEndpoint } from "../outbound/endpoints.js";
+import type { OutboundEvent } from "../outbound/types.js";
+import type { Random } from "../random.js";
+import type { AttemptRecord, ClaimedDelivery, MessageRecord } from "../storage/records.js";
+import type { DeliveryOutcome } from "../storage/storage.js";
+import type { CompiledEndpoint } from "./endpoint-cache.js";
+
+/** What delivering one claimed delivery decided, plus what the health monitor needs. */
+export interface DeliveryResult {
+  claimed: ClaimedDelivery;
+  outcome: DeliveryOutcome;
+  /** Human reason of a failure (`HTTP 500`, `timeout`), for events. */
+  reason: string | null;
+  /** Set when this attempt was the probe of an open circuit (its `circuitOpenUntil` slot). */
+  probeSlot: number | null;
+}
+
+/** Everything delivery needs, injected. */
+export interface DeliverContext {
+  config: OutboundConfig;
+  clock: Clock;
+  random: Random;
+  newId: IdGenerator;
+  http: HttpSender;
+}
+
+const encoder = new TextEncoder();
+
+/** The Standard Webhooks body: `{"type","timestamp","data"}` with `data` spliced in as stored (never re-serialised). */
+export function canonicalBody(message: MessageRecord): string {
+  return `{"type":${JSON.stringify(message.type)},"timestamp":${JSON.stringify(new Date(message.createdAt).toISOString())},"data":${message.payload}}`;
+}
+
+/** The event filter functions and transforms receive. */
+export function toOutboundEvent(message: MessageRecord): OutboundEvent {
+  return {
+    id: message.id,
+    type: message.type,
+    timestamp: new Date(message.createdAt).toISOString(),
+    data: JSON.parse(message.payload),
+    tenantId: message.tenantId,
+  };
+}
+
+/**
+ * Signs and POSTs one delivery and decides its transition. `probeSlot` is non-null when the circuit
+ * is open and this request is the single probe that decides whether it closes.
+ */
+export async function deliver(
+  ctx: DeliverContext,
+  claimed: ClaimedDelivery,
+  endpoint: CompiledEndpoint,
+  bodies: Map<string, Uint8Array>,
+  probeSlot: number | null,
+): Promise<DeliveryResult> {
+  const { delivery, leaseToken } = claimed;
+  const { clock, config } = ctx;
+  const base = { deliveryId: delivery.id, leaseToken };
+  let body: Uint8Array;
+  try {
+    body = bodyFor(claimed, endpoint, bodies, config);
+  } catch (error) {
+    // A transform that throws is a bug on the sender's side: retrying the same code cannot help.
+    const reason = `transform "${endpoint.record.transform}" threw: ${error instanceof Error ? error.message : String(error)}`;
+    return {
+      claimed,
+      outcome: { ...base, transition: { kind: "failed" }, lastError: reason },
+      reason,
+      probeSlot,
+    };
+  }
+  const startedAt = clock.now();
+  const signed = endpoint.signer(startedAt).sign(delivery.webhookId, Math.floor(startedAt / 1000), body);
+  const headers = { ...endpoint.record.headers, "content-type": "application/json", ...signed };
+  const response = await ctx.http.post(endpoint.record.url, headers, body);
+  const finishedAt = clock.now();
+  const verdict = classifyOutcome(response, finishedAt);
+  const attempt = attemptRecord(
+    ctx,
+    claimed,
+    startedAt,
+    response,
+    verdict.result,
+    "reason" in verdict ? verdict.reason : null,
+  );
+  if (verdict.result === "success") {
+    return {
+      claimed,
+      outcome: { ...base, transition: { kind: "succeeded" }, attempt, lastError: null },
+      reason: null,
+      probeSlot,
+    };
+  }
+  const reason = verdict.reason;
+  if (verdict.result === "permanent") {
+    return {
+      claimed,
+      outcome: { ...base, transition: { kind: "failed" }, attempt, lastError: reason },
+      reason,
+      probeSlot,
+    };
+  }
+  const retry = delivery.retriesUsed + 1;
+  const delay = nextRetryDelay(endpoint.retryPolicy, retry, verdict, ctx.random, config.http.maxRetryAfterMs);
+  const transition =
+    delay === null
+      ? ({ kind: "dead-lettered" } as const)
+      : ({ kind: "retry", nextAttemptAt: finishedAt + delay, retriesUsed: retry } as const);
+  return { claimed, outcome: { ...base, transition, attempt, lastError: reason }, reason, probeSlot };
+}
+
+function bodyFor(
+  claimed: ClaimedDelivery,
+  endpoint: CompiledEndpoint,
+  bodies: Map<string, Uint8Array>,
+  config: OutboundConfig,
+): Uint8Array {
+  const { message } = claimed;
+  const transformName = endpoint.record.transform;
+  const transform = transformName === null ? undefined : config.transforms[transformName];
+  if (transform) {
+    const transformed = transform(toOutboundEvent(message), publicEndpoint(endpoint.record));
+    return encoder.encode(typeof transformed === "string" ? transformed : JSON.stringify(transformed));
+  }
+  // Fan-out to many endpoints signs the same bytes: build them once per message per batch.
+  let body = bodies.get(message.id);
+  if (!body) {
+    body = encoder.encode(canonicalBody(message));
+    bodies.set(message.id, body);
+  }
+  return body;
+}
+
+function attemptRecord(
+  ctx: DeliverContext,
+  { delivery, message }: ClaimedDelivery,
+  startedAt: number,
+  response: HttpOutcome,
+  outcome: AttemptRecord["outcome"],
+  reason: string | null,
+): AttemptRecord {
+  return {
+    id: ctx.newId("att"),
+    deliveryId: delivery.id,
+    messageId: message.id,
+    endpointId: delivery.endpointId,
+    webhookId: delivery.webhookId,
+    attemptNumber: delivery.attemptsMade + 1,
+    startedAt,
+    latencyMs: response.latencyMs,
+    outcome,
+    statusCode: response.kind === "response" ? response.status : null,
+    errorCode: response.kind === "error" ? response.code : null,
+    error: reason,
+    responseSnippet: response.kind === "response" ? response.bodySnippet : null,
+  };
+}

@@ -1,0 +1,183 @@
+import type { Clock } from "../clock.js";
+import type { OutboundConfig } from "../config.js";
+import type { ClaimedDelivery } from "../storage/records.js";
+import type { DeliveryOutcome, DeliveryTransition } from "../storage/storage.js";
+import { type DeliverContext, type DeliveryResult, deliver } from "./deliver.js";
+import type { CompiledEndpoint, EndpointCache } from "./endpoint-cache.js";
+import type { Emitter } from "./events.js";
+import type { HealthMonitor } from "./health.js";
+
+/** Counts of what one batch did, by transition. */
+export type BatchSummary = Record<DeliveryTransition["kind"] | "leaseLost", number>;
+
+/** An empty summary. */
+export function emptySummary(): BatchSummary {
+  return {
+    succeeded: 0,
+    retry: 0,
+    failed: 0,
+    "dead-lettered": 0,
+    expired: 0,
+    deferred: 0,
+    held: 0,
+    cancelled: 0,
+    leaseLost: 0,
+  };
+}
+
+/** What processing a batch needs. */
+export interface BatchContext extends DeliverContext {
+  cache: EndpointCache;
+  events: Emitter;
+  health: HealthMonitor;
+}
+
+/**
+ * Delivers a batch of leased deliveries concurrently, records every outcome in one storage call,
+ * emits events for the outcomes storage accepted, and runs the endpoint state machine. Leases are
+ * renewed while requests are in flight.
+ */
+export async function processBatch(
+  ctx: BatchContext,
+  batch: ClaimedDelivery[],
+  summary: BatchSummary,
+): Promise<void> {
+  if (batch.length === 0) return;
+  const { config, clock, cache } = ctx;
+  const renewal = renewWhileWorking(config, clock, batch, ctx);
+  try {
+    let endpoints = await cache.recent();
+    // A delivery fanned out by another instance may name an endpoint newer than our cache.
+    if (batch.some((c) => !endpoints.has(c.delivery.endpointId))) endpoints = await cache.fresh();
+    const plans = await plan(ctx, batch, endpoints);
+    const bodies = new Map<string, Uint8Array>();
+    const results = await Promise.all(
+      plans.map((p) =>
+        p.kind === "send"
+          ? deliver(ctx, p.claimed, p.endpoint, bodies, p.probeSlot)
+          : Promise.resolve<DeliveryResult>({
+              claimed: p.claimed,
+              outcome: p.outcome,
+              reason: null,
+              probeSlot: null,
+            }),
+      ),
+    );
+    const { recorded, leaseLost } = await config.storage.recordOutcomes(
+      results.map((r) => r.outcome),
+      clock.now(),
+    );
+    summary.leaseLost += leaseLost.length;
+    const accepted = new Set(recorded);
+    const kept = results.filter((r) => accepted.has(r.outcome.deliveryId));
+    for (const result of kept) {
+      summary[result.outcome.transition.kind]++;
+      emitOutcome(ctx.events, result);
+    }
+    await ctx.health.afterBatch(kept, endpoints);
+  } finally {
+    renewal.cancel();
+  }
+}
+
+type Plan =
+  | { kind: "send"; claimed: ClaimedDelivery; endpoint: CompiledEndpoint; probeSlot: number | null }
+  | { kind: "skip"; claimed: ClaimedDelivery; outcome: DeliveryOutcome };
+
+/** Decides, before any request, which deliveries are sent, and which are expired, held or deferred. */
+async function plan(
+  ctx: BatchContext,
+  batch: ClaimedDelivery[],
+  endpoints: ReadonlyMap<string, CompiledEndpoint>,
+): Promise<Plan[]> {
+  const now = ctx.clock.now();
+  const probeSlots = new Map<string, { slot: number; won: boolean; taken: boolean }>();
+  const plans: Plan[] = [];
+  for (const claimed of batch) {
+    const skip = (transition: DeliveryTransition): Plan => ({
+      kind: "skip",
+      claimed,
+      outcome: { deliveryId: claimed.delivery.id, leaseToken: claimed.leaseToken, transition },
+    });
+    const endpoint = endpoints.get(claimed.delivery.endpointId);
+    const { expiresAt } = claimed.message;
+    if (!endpoint) plans.push(skip({ kind: "cancelled" }));
+    else if (expiresAt !== null && now >= expiresAt) plans.push(skip({ kind: "expired" }));
+    else if (endpoint.record.state === "disabled") plans.push(skip({ kind: "held" }));
+    else if (endpoint.record.state === "circuit-open") {
+      const openUntil = endpoint.record.circuitOpenUntil ?? 0;
+      if (now < openUntil) {
+        plans.push(skip({ kind: "deferred", nextAttemptAt: openUntil }));
+        continue;
+      }
+      let probe = probeSlots.get(endpoint.record.id);
+      if (!probe) {
+        // Exactly one instance wins the probe slot; it sends one request that decides the circuit.
+        const slot = now + ctx.config.http.timeoutMs + 5_000;
+        const won = await ctx.config.storage.transitionEndpoint(
+          endpoint.record.id,
+          { state: "circuit-open", circuitOpenUntil: openUntil },
+          { state: "circuit-open", circuitOpenUntil: slot, disabledReason: null },
+          now,
+        );
+        probe = { slot, won, taken: false };
+        probeSlots.set(endpoint.record.id, probe);
+      }
+      if (probe.won && !probe.taken) {
+        probe.taken = true;
+        plans.push({ kind: "send", claimed, endpoint, probeSlot: probe.slot });
+      } else plans.push(skip({ kind: "deferred", nextAttemptAt: probe.slot }));
+    } else plans.push({ kind: "send", claimed, endpoint, probeSlot: null });
+  }
+  if (probeSlots.size > 0) ctx.cache.invalidate();
+  return plans;
+}
+
+function emitOutcome(events: Emitter, { claimed, outcome, reason }: DeliveryResult): void {
+  const { delivery } = claimed;
+  const ids = { messageId: delivery.messageId, deliveryId: delivery.id, endpointId: delivery.endpointId };
+  if (outcome.attempt) events.emit("attempt", outcome.attempt);
+  const { transition } = outcome;
+  switch (transition.kind) {
+    case "succeeded":
+      if (outcome.attempt) events.emit("delivered", { ...ids, attempt: outcome.attempt });
+      break;
+    case "retry":
+      events.emit("retry-scheduled", {
+        ...ids,
+        retry: transition.retriesUsed,
+        nextAttemptAt: transition.nextAttemptAt,
+        reason: reason ?? "failed",
+      });
+      break;
+    case "failed":
+    case "dead-lettered":
+      events.emit("dead-letter", { ...ids, status: transition.kind, reason: reason ?? transition.kind });
+      break;
+  }
+}
+
+function renewWhileWorking(
+  config: OutboundConfig,
+  clock: Clock,
+  batch: ClaimedDelivery[],
+  ctx: BatchContext,
+): { cancel(): void } {
+  const every = Math.floor(config.workers.leaseDurationMs / 2);
+  let timer = clock.setTimer(renew, every);
+  let cancelled = false;
+  function renew(): void {
+    if (cancelled) return;
+    const leases = batch.map((c) => ({ deliveryId: c.delivery.id, leaseToken: c.leaseToken }));
+    config.storage
+      .renewLeases(leases, clock.now() + config.workers.leaseDurationMs)
+      .catch((error: unknown) => ctx.events.emit("error", { error, context: "renewing leases" }));
+    if (!cancelled) timer = clock.setTimer(renew, every);
+  }
+  return {
+    cancel() {
+      cancelled = true;
+      timer.cancel();
+    },
+  };
+}

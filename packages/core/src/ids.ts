@@ -1,0 +1,52 @@
+import { getRandomValues } from "node:crypto";
+import type { Clock } from "./clock.js";
+
+const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford base32, lower-case
+
+/** Makes ids like `msg_01jd8x3k2m9q4w7e5r6t8y0u1i`: prefix, 10 time chars, 16 random chars. */
+export type IdGenerator = (prefix: string) => string;
+
+/**
+ * Time-sortable ids (ULID layout): ids made later sort later, even within one millisecond, so
+ * storage can page through messages by id. Time comes from the injected clock.
+ */
+export function createIdGenerator(clock: Clock): IdGenerator {
+  let lastTime = -1;
+  let lastRandom = new Uint8Array(16);
+  return (prefix) => {
+    const time = clock.now();
+    if (time <= lastTime) {
+      increment(lastRandom);
+    } else {
+      lastTime = time;
+      lastRandom = getRandomValues(new Uint8Array(16));
+      lastRandom[0]! &= 0x0f; // headroom so increments within one millisecond cannot overflow
+    }
+    return `${prefix}_${encodeTime(lastTime)}${encodeRandom(lastRandom)}`;
+  };
+}
+
+function encodeTime(time: number): string {
+  let out = "";
+  let rest = time;
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[rest % 32]! + out;
+    rest = Math.floor(rest / 32);
+  }
+  return out;
+}
+
+function encodeRandom(bytes: Uint8Array): string {
+  let out = "";
+  for (const byte of bytes) out += ALPHABET[byte & 31];
+  return out;
+}
+
+function increment(bytes: Uint8Array): void {
+  for (let i = bytes.length - 1; i >= 0; i--) {
+    // Only the low 5 bits of each byte are encoded, so carry at 32.
+    const next = (bytes[i]! & 31) + 1;
+    bytes[i] = next & 31;
+    if (next < 32) return;
+  }
+}

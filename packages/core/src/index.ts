@@ -1,0 +1,92 @@
+export { Postel } from "./postel.js";
+export type { Outbound, PostelInstance } from "./postel.js";
+export type {
+  AutoDisableOptions,
+  CircuitBreakerOptions,
+  HttpOptions,
+  OutboundOptions,
+  PostelOptions,
+  WorkerOptions,
+} from "./config.js";
+export { Custom, DEFAULT_SCHEDULE, ExponentialBackoff, LinearBackoff } from "./backoff.js";
+export type {
+  CustomBackoffOptions,
+  ExponentialBackoffOptions,
+  LinearBackoffOptions,
+  RetryPolicy,
+} from "./backoff.js";
+export { InMemoryStorage } from "./storage/in-memory-storage.js";
+export type { InMemoryStorageOptions, InMemoryTransaction } from "./storage/in-memory-storage.js";
+export { ManualClock, systemClock } from "./clock.js";
+export type { Clock, TimerHandle } from "./clock.js";
+export type { Duration } from "./duration.js";
+export type { Random } from "./random.js";
+export type { EventFilter, FilterCondition, FilterOperators } from "./event-filter.js";
+export type { DrainOptions, DrainResult } from "./engine/dispatcher.js";
+export type { PostelEventMap, PostelEventName } from "./engine/events.js";
+export type { EndpointsApi, ListEndpointsOptions } from "./outbound/endpoints.js";
+export type { ListMessagesOptions, MessagesApi } from "./outbound/messages.js";
+export type { ReplayedDelivery, ReplayOptions, ReplaySelection } from "./outbound/replay.js";
+export type {
+  CreateEndpointInput,
+  Endpoint,
+  Message,
+  OutboundEvent,
+  SendEvent,
+  SendResult,
+  UpdateEndpointInput,
+} from "./outbound/types.js";
+export type { HttpErrorCode, HttpOutcome } from "./classify-response.js";
+export {
+  ConfigurationError,
+  InvalidInputError,
+  isPostelError,
+  LeaseLostError,
+  NotFoundError,
+  PostelError,
+  SchemaMismatchError,
+} from "./errors.js";
+export type { ConfigurationIssue } from "./errors.js";
+export { TERMINAL_DELIVERY_STATUSES } from "./storage/records.js";
+export type {
+  AttemptOutcome,
+  AttemptRecord,
+  AutoDisableSettings,
+  CircuitBreakerSettings,
+  ClaimedDelivery,
+  ClaimedMessage,
+  DeliveryRecord,
+  DeliveryStatus,
+  EndpointFields,
+  EndpointRecord,
+  EndpointSecret,
+  EndpointState,
+  HealthStats,
+  MessageRecord,
+  MessageStatus,
+  NewDelivery,
+  NewMessage,
+  RetryPolicySpec,
+} from "./storage/records.js";
+export { HEALTH_BUCKET_MS } from "./storage/storage.js";
+export type {
+  AuditStore,
+  DeliveryOutcome,
+  DeliveryQueue,
+  DeliveryReset,
+  DeliveryTransition,
+  EndpointQuery,
+  EndpointStore,
+  EnqueueOptions,
+  FanoutResult,
+  LeaseRequest,
+  MessageQuery,
+  OutboxStore,
+  PageRequest,
+  RecordOutcomesResult,
+  ReplaySelector,
+  ReplayStore,
+  Storage,
+  StorageLifecycle,
+  TransactionOf,
+} from "./storage/storage.js";

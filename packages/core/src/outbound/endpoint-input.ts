@@ -1,0 +1,184 @@
+import { createSigner } from "@postel/signing";
+import * as v from "valibot";
+import { ExponentialBackoff, LinearBackoff, type RetryPolicy } from "../backoff.js";
+import {
+  AutoDisableSchema,
+  CircuitBreakerSchema,
+  type OutboundConfig,
+  RetryPolicySchema,
+  toConfigurationIssues,
+} from "../config.js";
+import { InvalidInputError } from "../errors.js";
+import { validateEventFilter } from "../event-filter.js";
+import type { EndpointFields, RetryPolicySpec } from "../storage/records.js";
+import { isValidTypeGlob } from "../type-glob.js";
+
+// Postel owns these: a custom header may never change what is signed or how it is framed.
+const RESERVED_HEADERS = /^(webhook-|content-type$|content-length$|host$|transfer-encoding$|connection$)/i;
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+const isJsonObject = (x: unknown): x is Record<string, unknown> => {
+  if (typeof x !== "object" || x === null || Array.isArray(x)) return false;
+  try {
+    JSON.stringify(x);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const EndpointInputSchema = v.strictObject({
+  url: v.optional(v.pipe(v.string("url must be a string"), v.minLength(1, "url must not be empty"))),
+  description: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(1000)))),
+  types: v.optional(
+    v.pipe(
+      v.array(
+        v.custom<string>(isValidTypeGlob, 'each type must be an event type or glob such as "order.*" or "*"'),
+      ),
+      v.minLength(1, 'types must list at least one type or glob; use ["*"] for everything'),
+    ),
+  ),
+  filter: v.optional(
+    v.nullable(v.custom<Record<string, unknown>>(isJsonObject, "filter must be a JSON object")),
+  ),
+  filterFn: v.optional(v.nullable(v.string())),
+  transform: v.optional(v.nullable(v.string())),
+  headers: v.optional(v.record(v.string(), v.string("header values must be strings"))),
+  retryPolicy: v.optional(
+    v.nullable(v.union([v.string(), RetryPolicySchema], "retryPolicy must be a policy or a registered name")),
+  ),
+  circuitBreaker: v.optional(v.nullable(CircuitBreakerSchema)),
+  autoDisable: v.optional(v.nullable(AutoDisableSchema)),
+  secret: v.optional(v.string("secret must be a string")),
+  tenantId: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(255)))),
+  metadata: v.optional(v.custom<Record<string, unknown>>(isJsonObject, "metadata must be a JSON object")),
+});
+
+/** Validated endpoint input: the storable fields given, plus the secret. */
+export interface ParsedEndpointInput {
+  fields: Partial<EndpointFields>;
+  secret: string | undefined;
+}
+
+/**
+ * Validates `endpoints.create/update` input against the schema and the registries in `config`,
+ * throwing `InvalidInputError` (`INVALID_ENDPOINT`) that lists every problem. Writes nothing.
+ */
+export function parseEndpointInput(
+  input: unknown,
+  config: OutboundConfig,
+  mode: "create" | "update",
+): ParsedEndpointInput {
+  const result = v.safeParse(EndpointInputSchema, input ?? {});
+  const problems = result.success ? [] : toConfigurationIssues(result.issues);
+  if (mode === "create" && (typeof input !== "object" || input === null || !("url" in input))) {
+    problems.push({ path: "url", message: "is required" });
+  }
+  if (!result.success || problems.length > 0) throw invalidEndpoint(problems);
+  const o = result.output;
+  const fields: Partial<EndpointFields> = {};
+  if (o.url !== undefined) fields.url = o.url;
+  if (o.description !== undefined) fields.description = o.description;
+  if (o.types !== undefined) fields.types = o.types;
+  if (o.filter !== undefined) {
+    if (o.filter !== null) {
+      for (const problem of validateEventFilter(o.filter))
+        problems.push({ path: "filter", message: problem });
+    }
+    fields.filter = o.filter;
+  }
+  if (o.filterFn !== undefined) {
+    if (o.filterFn !== null && !(o.filterFn in config.filters)) {
+      problems.push({
+        path: "filterFn",
+        message: `"${o.filterFn}" is not registered; add it to outbound.filters`,
+      });
+    }
+    fields.filterFn = o.filterFn;
+  }
+  if (o.transform !== undefined) {
+    if (o.transform !== null && !(o.transform in config.transforms)) {
+      problems.push({
+        path: "transform",
+        message: `"${o.transform}" is not registered; add it to outbound.transforms`,
+      });
+    }
+    fields.transform = o.transform;
+  }
+  if (o.headers !== undefined) {
+    for (const [name, value] of Object.entries(o.headers)) {
+      if (!HEADER_NAME.test(name))
+        problems.push({ path: `headers.${name}`, message: "is not a valid header name" });
+      else if (RESERVED_HEADERS.test(name)) {
+        problems.push({ path: `headers.${name}`, message: "is set by Postel and cannot be overridden" });
+      } else if (/[\r\n\0]/.test(value))
+        problems.push({ path: `headers.${name}`, message: "value contains CR, LF or NUL" });
+    }
+    fields.headers = o.headers;
+  }
+  if (o.retryPolicy !== undefined) {
+    const spec = o.retryPolicy === null ? null : retryPolicySpec(o.retryPolicy, config);
+    if (spec !== undefined) fields.retryPolicy = spec;
+    else if (typeof o.retryPolicy === "string") {
+      problems.push({
+        path: "retryPolicy",
+        message: `"${o.retryPolicy}" is not registered in outbound.retryPolicies`,
+      });
+    } else {
+      problems.push({
+        path: "retryPolicy",
+        message: "a Custom policy must be registered in outbound.retryPolicies and referenced by name",
+      });
+    }
+  }
+  if (o.circuitBreaker !== undefined) fields.circuitBreaker = o.circuitBreaker;
+  if (o.autoDisable !== undefined) fields.autoDisable = o.autoDisable;
+  if (o.tenantId !== undefined) fields.tenantId = o.tenantId;
+  if (o.metadata !== undefined) fields.metadata = o.metadata;
+  if (o.secret !== undefined) {
+    try {
+      createSigner([o.secret]);
+    } catch (error) {
+      problems.push({
+        path: "secret",
+        message: error instanceof Error ? error.message : "is not a valid secret",
+      });
+    }
+  }
+  if (problems.length > 0) throw invalidEndpoint(problems);
+  return { fields, secret: o.secret };
+}
+
+function invalidEndpoint(problems: { path: string; message: string }[]): InvalidInputError {
+  const lines = problems.map((p) => `  - ${p.path || "(root)"}: ${p.message}`).join("\n");
+  return new InvalidInputError("INVALID_ENDPOINT", `Invalid endpoint:\n${lines}`);
+}
+
+/** A storable description of `policy`, or undefined when it cannot be stored (an unregistered Custom). */
+export function retryPolicySpec(
+  policy: RetryPolicy | string,
+  config: OutboundConfig,
+): RetryPolicySpec | undefined {
+  if (typeof policy === "string")
+    return policy in config.retryPolicies ? { kind: "named", name: policy } : undefined;
+  if (policy.spec) return policy.spec;
+  const name = Object.entries(config.retryPolicies).find(([, registered]) => registered === policy)?.[0];
+  return name === undefined ? undefined : { kind: "named", name };
+}
+
+/** The policy a stored spec describes; a name no longer registered falls back to the default policy. */
+export function retryPolicyFromSpec(spec: RetryPolicySpec | null, config: OutboundConfig): RetryPolicy {
+  if (spec === null) return config.retryPolicy;
+  switch (spec.kind) {
+    case "exponential":
+      return ExponentialBackoff({
+        schedule: spec.schedule,
+        maxAttempts: spec.maxAttempts,
+        jitter: spec.jitter,
+      });
+    case "linear":
+      return LinearBackoff({ step: spec.stepMs, maxAttempts: spec.maxAttempts, jitter: spec.jitter });
+    case "named":
+      return config.retryPolicies[spec.name] ?? config.retryPolicy;
+  }
+}

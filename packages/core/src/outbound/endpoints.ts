@@ -1,0 +1,170 @@
+import { generateKeyPair, generateSecret } from "@postel/signing";
+import type { Clock } from "../clock.js";
+import type { OutboundConfig } from "../config.js";
+import { type Duration, toMs } from "../duration.js";
+import { NotFoundError, PostelError } from "../errors.js";
+import { assertEndpointUrlAllowed } from "../http/network-policy.js";
+import type { IdGenerator } from "../ids.js";
+import type { EndpointRecord, EndpointState } from "../storage/records.js";
+import { parseEndpointInput } from "./endpoint-input.js";
+import type { CreateEndpointInput, Endpoint, UpdateEndpointInput } from "./types.js";
+
+/** Filters of `endpoints.list`. */
+export interface ListEndpointsOptions {
+  tenantId?: string;
+  state?: EndpointState;
+  /** Page size, default 100. */
+  limit?: number;
+  /** Cursor: the id of the last endpoint of the previous page. */
+  after?: string;
+}
+
+/** `postel.outbound.endpoints`: where webhooks go, and their state machine. */
+export interface EndpointsApi {
+  /** Validates, checks the URL against the network policy, and stores a new `active` endpoint. */
+  create(input: CreateEndpointInput): Promise<Endpoint>;
+  /** The endpoint, or null when there is none with this id. */
+  get(id: string): Promise<Endpoint | null>;
+  list(options?: ListEndpointsOptions): Promise<Endpoint[]>;
+  update(id: string, input: UpdateEndpointInput): Promise<Endpoint>;
+  /** Deletes the endpoint; its pending deliveries are cancelled (history stays). */
+  delete(id: string): Promise<void>;
+  /** Back to `active` from `disabled` or `circuit-open`; held deliveries resume. */
+  enable(id: string): Promise<Endpoint>;
+  /** Out of delivery rotation: its deliveries are held, not lost, until `enable(id)`. */
+  disable(id: string, reason?: string): Promise<Endpoint>;
+  /** Adds a new signing secret; the old ones keep signing (both signatures sent) for `overlap`. */
+  rotateSecret(id: string, options?: { secret?: string; overlap?: Duration }): Promise<string>;
+  /** The newest signing secret (the receiver verifies with it; for `whsk_` keys, derive the `whpk_`). */
+  secret(id: string): Promise<string>;
+}
+
+interface EndpointsDeps {
+  config: OutboundConfig;
+  clock: Clock;
+  newId: IdGenerator;
+  /** Called after every write so fan-out and delivery caches drop stale endpoints. */
+  changed: () => void;
+}
+
+/** Builds `postel.outbound.endpoints`. */
+export function createEndpointsApi({ config, clock, newId, changed }: EndpointsDeps): EndpointsApi {
+  const { storage } = config;
+  const policy = { allowPrivateNetworks: config.http.allowPrivateNetworks };
+
+  async function mustGet(id: string): Promise<EndpointRecord> {
+    const endpoint = typeof id === "string" ? await storage.getEndpoint(id) : null;
+    if (!endpoint) {
+      throw new NotFoundError(
+        "ENDPOINT_NOT_FOUND",
+        `No endpoint with id ${JSON.stringify(id)}; list them with endpoints.list().`,
+      );
+    }
+    return endpoint;
+  }
+
+  async function setState(id: string, state: EndpointState, reason: string | null): Promise<Endpoint> {
+    // Retry the compare-and-set if a worker changed the state in between (e.g. a probe closed the circuit).
+    for (let round = 0; round < 5; round++) {
+      const current = await mustGet(id);
+      if (current.state === state) return publicEndpoint(current);
+      const won = await storage.transitionEndpoint(
+        id,
+        { state: current.state, circuitOpenUntil: current.circuitOpenUntil },
+        { state, circuitOpenUntil: null, disabledReason: reason },
+        clock.now(),
+      );
+      if (won) {
+        if (state === "active") await storage.releaseHeld(id, clock.now());
+        changed();
+        return publicEndpoint(await mustGet(id));
+      }
+    }
+    throw new PostelError("ENDPOINT_BUSY", `Endpoint ${id} kept changing state; try again.`);
+  }
+
+  return {
+    async create(input) {
+      const { fields, secret } = parseEndpointInput(input, config, "create");
+      await assertEndpointUrlAllowed(fields.url as string, policy);
+      const now = clock.now();
+      const record: EndpointRecord = {
+        id: newId("ep"),
+        url: fields.url as string,
+        description: fields.description ?? null,
+        types: fields.types ?? ["*"],
+        filter: fields.filter ?? null,
+        filterFn: fields.filterFn ?? null,
+        transform: fields.transform ?? null,
+        headers: fields.headers ?? {},
+        retryPolicy: fields.retryPolicy ?? null,
+        circuitBreaker: fields.circuitBreaker ?? null,
+        autoDisable: fields.autoDisable ?? null,
+        tenantId: fields.tenantId ?? null,
+        metadata: fields.metadata ?? {},
+        state: "active",
+        circuitOpenUntil: null,
+        disabledReason: null,
+        createdAt: now,
+        updatedAt: now,
+        secrets: [{ secret: secret ?? newSecret(config), createdAt: now, expiresAt: null }],
+      };
+      await storage.createEndpoint(record);
+      changed();
+      return publicEndpoint(record);
+    },
+    async get(id) {
+      const endpoint = typeof id === "string" ? await storage.getEndpoint(id) : null;
+      return endpoint ? publicEndpoint(endpoint) : null;
+    },
+    async list(options = {}) {
+      const rows = await storage.listEndpoints({
+        limit: options.limit ?? 100,
+        before: options.after,
+        tenantId: options.tenantId,
+        state: options.state,
+      });
+      return rows.map(publicEndpoint);
+    },
+    async update(id, input) {
+      const { fields } = parseEndpointInput(input, config, "update");
+      await mustGet(id);
+      if (fields.url !== undefined) await assertEndpointUrlAllowed(fields.url, policy);
+      const updated = await storage.updateEndpoint(id, fields, clock.now());
+      if (!updated) return publicEndpoint(await mustGet(id));
+      changed();
+      return publicEndpoint(updated);
+    },
+    async delete(id) {
+      await mustGet(id);
+      await storage.deleteEndpoint(id, clock.now());
+      changed();
+    },
+    enable: (id) => setState(id, "active", null),
+    disable: (id, reason = "manual") => setState(id, "disabled", reason),
+    async rotateSecret(id, options = {}) {
+      await mustGet(id);
+      const secret = options.secret ?? newSecret(config);
+      if (options.secret !== undefined) parseEndpointInput({ secret }, config, "update");
+      const now = clock.now();
+      const overlap = toMs(options.overlap ?? "24h", "rotateSecret overlap");
+      await storage.addEndpointSecret(id, { secret, createdAt: now, expiresAt: null }, now + overlap);
+      changed();
+      return secret;
+    },
+    async secret(id) {
+      const endpoint = await mustGet(id);
+      return endpoint.secrets[0]!.secret;
+    },
+  };
+}
+
+function newSecret(config: OutboundConfig): string {
+  return config.algorithm === "v1a" ? generateKeyPair().privateKey : generateSecret();
+}
+
+/** The API view of an endpoint record: everything but its secrets. */
+export function publicEndpoint(record: EndpointRecord): Endpoint {
+  const { secrets: _secrets, ...endpoint } = record;
+  return endpoint;
+}

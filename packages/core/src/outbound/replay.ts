@@ -1,0 +1,126 @@
+import type { Clock } from "../clock.js";
+import type { OutboundConfig } from "../config.js";
+import { InvalidInputError, NotFoundError } from "../errors.js";
+import type { IdGenerator } from "../ids.js";
+import type { DeliveryRecord, DeliveryStatus } from "../storage/records.js";
+import { toMessage } from "./messages.js";
+import type { Message } from "./types.js";
+
+/** Which messages to replay: one id, many ids, an endpoint over a time range, or a predicate. */
+export type ReplaySelection =
+  | { messageId: string }
+  | { messageIds: string[] }
+  | { endpointId: string; since: Date | number; until?: Date | number }
+  | { filter: (message: Message) => boolean; since?: Date | number; until?: Date | number };
+
+/** Options of `replay`. */
+export interface ReplayOptions {
+  /** Give replayed deliveries a new `webhook-id`, so receivers that deduplicate process them again. Default false. */
+  freshWebhookId?: boolean;
+  /** Replay only deliveries in these terminal statuses. Default: every terminal status. */
+  status?: DeliveryStatus[];
+  /** At most this many deliveries. Default 10,000. */
+  limit?: number;
+}
+
+/** One delivery `replay` put back in the queue. */
+export interface ReplayedDelivery {
+  messageId: string;
+  deliveryId: string;
+  endpointId: string;
+  webhookId: string;
+}
+
+const PAGE = 500;
+
+/**
+ * Re-enqueues terminal deliveries (`succeeded`, `failed`, `dead-lettered`, `expired`) and moves their
+ * messages back to `pending`. Returns exactly what was re-enqueued.
+ */
+export async function replay(
+  deps: { config: OutboundConfig; clock: Clock; newId: IdGenerator; wake: () => void },
+  selection: ReplaySelection & ReplayOptions,
+  options: ReplayOptions = {},
+): Promise<ReplayedDelivery[]> {
+  const { storage } = deps.config;
+  const freshWebhookId = options.freshWebhookId ?? selection.freshWebhookId ?? false;
+  const statuses = options.status ?? selection.status;
+  const limit = options.limit ?? selection.limit ?? 10_000;
+  let candidates: DeliveryRecord[];
+  if ("messageId" in selection || "messageIds" in selection) {
+    const ids = "messageId" in selection ? [selection.messageId] : selection.messageIds;
+    for (const id of ids) {
+      if (typeof id !== "string" || !(await storage.getMessage(id))) {
+        throw new NotFoundError(
+          "MESSAGE_NOT_FOUND",
+          `No message with id ${JSON.stringify(id)}; nothing was replayed.`,
+        );
+      }
+    }
+    candidates = await storage.findReplayable({ messageIds: ids }, limit);
+  } else if ("endpointId" in selection) {
+    if (!(await storage.getEndpoint(selection.endpointId))) {
+      throw new NotFoundError(
+        "ENDPOINT_NOT_FOUND",
+        `No endpoint with id ${JSON.stringify(selection.endpointId)}; nothing was replayed.`,
+      );
+    }
+    const since = toTime(selection.since, "since");
+    const until = selection.until === undefined ? deps.clock.now() + 1 : toTime(selection.until, "until");
+    candidates = await storage.findReplayable({ endpointId: selection.endpointId, since, until }, limit);
+  } else if ("filter" in selection && typeof selection.filter === "function") {
+    candidates = await byPredicate(deps.config, selection, limit);
+  } else {
+    throw new InvalidInputError(
+      "INVALID_ARGUMENT",
+      "replay() takes { messageId }, { messageIds }, { endpointId, since, until? } or { filter }.",
+    );
+  }
+  const chosen = (statuses ? candidates.filter((d) => statuses.includes(d.status)) : candidates).slice(
+    0,
+    limit,
+  );
+  const resets = chosen.map((d) => ({
+    deliveryId: d.id,
+    webhookId: freshWebhookId ? deps.newId("msg") : d.webhookId,
+  }));
+  const reset = new Set(await storage.resetDeliveries(resets, deps.clock.now()));
+  if (reset.size > 0) deps.wake();
+  return chosen
+    .map((d, i) => ({
+      messageId: d.messageId,
+      deliveryId: d.id,
+      endpointId: d.endpointId,
+      webhookId: resets[i]!.webhookId,
+    }))
+    .filter((d) => reset.has(d.deliveryId));
+}
+
+async function byPredicate(
+  config: OutboundConfig,
+  selection: { filter: (message: Message) => boolean; since?: Date | number; until?: Date | number },
+  limit: number,
+): Promise<DeliveryRecord[]> {
+  const found: DeliveryRecord[] = [];
+  let before: string | undefined;
+  const since = selection.since === undefined ? undefined : toTime(selection.since, "since");
+  const until = selection.until === undefined ? undefined : toTime(selection.until, "until");
+  while (found.length < limit) {
+    const page = await config.storage.listMessages({ limit: PAGE, before, since, until });
+    if (page.length === 0) break;
+    const ids = page.filter((record) => selection.filter(toMessage(record))).map((record) => record.id);
+    if (ids.length > 0)
+      found.push(...(await config.storage.findReplayable({ messageIds: ids }, limit - found.length)));
+    before = page[page.length - 1]!.id;
+    if (page.length < PAGE) break;
+  }
+  return found;
+}
+
+function toTime(value: Date | number, name: string): number {
+  const t = value instanceof Date ? value.getTime() : value;
+  if (typeof t !== "number" || !Number.isFinite(t)) {
+    throw new InvalidInputError("INVALID_ARGUMENT", `replay ${name} must be a Date or epoch milliseconds.`);
+  }
+  return t;
+}

@@ -1,0 +1,79 @@
+import type { RetryPolicy } from "../backoff.js";
+import type { AutoDisableOptions, CircuitBreakerOptions } from "../config.js";
+import type { Duration } from "../duration.js";
+import type { EventFilter } from "../event-filter.js";
+import type { EndpointRecord, MessageRecord } from "../storage/records.js";
+
+/** The event a user sends. */
+export interface SendEvent<TData = unknown> {
+  /** Event type, e.g. `order.created` (letters, digits and `_ . : - /`). */
+  type: string;
+  /** JSON-serialisable payload. */
+  data: TData;
+  /** Sending twice with the same key enqueues once; the second call returns the first id with `reused: true`. */
+  idempotencyKey?: string;
+  /** Give up (status `expired`) if not delivered within this long. */
+  ttl?: Duration;
+  /** Only endpoints of the same tenant receive it. */
+  tenantId?: string;
+}
+
+/** What `send()` returns. */
+export interface SendResult {
+  id: string;
+  /** True when `idempotencyKey` matched an earlier message and nothing new was enqueued. */
+  reused: boolean;
+}
+
+/** An event as filter functions and transforms see it. */
+export interface OutboundEvent {
+  id: string;
+  type: string;
+  /** ISO-8601 time the message was sent. */
+  timestamp: string;
+  data: unknown;
+  tenantId: string | null;
+}
+
+/** An endpoint as the API returns it (secrets are read with `endpoints.secret(id)`). */
+export type Endpoint = Omit<EndpointRecord, "secrets">;
+
+/** A message as the API returns it, with `data` parsed. */
+export interface Message extends Omit<MessageRecord, "payload"> {
+  data: unknown;
+}
+
+/** Options of `endpoints.create`. */
+export interface CreateEndpointInput {
+  url: string;
+  description?: string;
+  /** Event-type globs; `*` matches any run of characters. Default `["*"]`. */
+  types?: string[];
+  /** Structural filter on the event, e.g. `{ "data.amount": { $gte: 100 } }`. */
+  filter?: EventFilter;
+  /** Name of a function registered in `outbound.filters`. */
+  filterFn?: string;
+  /** Name of a transform registered in `outbound.transforms`. */
+  transform?: string;
+  /** Extra request headers (can never override `webhook-*` or `content-type`). */
+  headers?: Record<string, string>;
+  /** Override the retry policy: a policy, or the name of one in `outbound.retryPolicies`. */
+  retryPolicy?: RetryPolicy | string;
+  /** Override the circuit breaker's settings for this endpoint. */
+  circuitBreaker?: CircuitBreakerOptions;
+  /** Override auto-disable's settings for this endpoint. */
+  autoDisable?: AutoDisableOptions;
+  /** Signing secret (`whsec_...` or `whsk_...`); generated when omitted. */
+  secret?: string;
+  tenantId?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** Options of `endpoints.update`: any field of `create` except `secret` (use `rotateSecret`); `null` resets an override. */
+export type UpdateEndpointInput = Partial<
+  Omit<CreateEndpointInput, "secret" | "retryPolicy" | "circuitBreaker" | "autoDisable">
+> & {
+  retryPolicy?: RetryPolicy | string | null;
+  circuitBreaker?: CircuitBreakerOptions | null;
+  autoDisable?: AutoDisableOptions | null;
+};

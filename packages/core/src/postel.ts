@@ -1,0 +1,143 @@
+import { randomUUID } from "node:crypto";
+import { type OutboundConfig, type PostelOptions, parsePostelOptions } from "./config.js";
+import { Dispatcher, type DrainOptions, type DrainResult } from "./engine/dispatcher.js";
+import { EndpointCache } from "./engine/endpoint-cache.js";
+import { Emitter, type PostelEventMap, type PostelEventName } from "./engine/events.js";
+import { HealthMonitor } from "./engine/health.js";
+import { ConfigurationError } from "./errors.js";
+import { createHttpSender, type HttpSender } from "./http/http-sender.js";
+import { createIdGenerator } from "./ids.js";
+import { createEndpointsApi, type EndpointsApi } from "./outbound/endpoints.js";
+import { createMessagesApi, type MessagesApi } from "./outbound/messages.js";
+import {
+  type ReplayedDelivery,
+  type ReplayOptions,
+  type ReplaySelection,
+  replay,
+} from "./outbound/replay.js";
+import { send } from "./outbound/send.js";
+import type { SendEvent, SendResult } from "./outbound/types.js";
+import type { Storage, TransactionOf } from "./storage/storage.js";
+
+/** The sending side: `postel.outbound`. */
+export interface Outbound<S extends Storage<unknown>> {
+  /**
+   * Enqueues an event: one INSERT, no network I/O. Pass `{ tx }` to commit or roll back with your
+   * own transaction.
+   * @example
+   * await sql.begin(async (tx) => {
+   *   await tx`insert into orders ${tx(order)}`;
+   *   await postel.outbound.send({ type: "order.created", data: order }, { tx });
+   * });
+   */
+  send(event: SendEvent, options?: { tx?: TransactionOf<S> }): Promise<SendResult>;
+  endpoints: EndpointsApi;
+  messages: MessagesApi;
+  /**
+   * Re-enqueues terminal deliveries by message id, endpoint + time range, or predicate, and returns
+   * what it re-enqueued. `freshWebhookId` decides whether receivers see the same `webhook-id`.
+   */
+  replay(selection: ReplaySelection & ReplayOptions, options?: ReplayOptions): Promise<ReplayedDelivery[]>;
+}
+
+/** A Postel instance. */
+export interface PostelInstance<S extends Storage<unknown>> {
+  outbound: Outbound<S>;
+  /** Migrates storage (when it has migrations) and starts this process's worker pool. */
+  start(): Promise<void>;
+  /** Stops claiming work and waits for in-flight deliveries to be recorded. */
+  stop(): Promise<void>;
+  /** One bounded pass over the work due now, for serverless crons and tests. */
+  drain(options?: DrainOptions): Promise<DrainResult>;
+  /** Subscribes to an event; returns the unsubscribe function. */
+  on<E extends PostelEventName>(event: E, listener: (payload: PostelEventMap[E]) => void): () => void;
+  /** Stops the workers and closes the HTTP pool and the storage connections Postel opened. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates a Postel instance. Options are validated up front: one `ConfigurationError` lists every
+ * bad field with its path and the fix.
+ * @example
+ * const postel = Postel({ outbound: { storage: InMemoryStorage() } });
+ * await postel.outbound.endpoints.create({ url: "https://example.com/hooks", types: ["order.*"] });
+ * await postel.outbound.send({ type: "order.created", data: { id: 1 } });
+ * await postel.start();
+ */
+export function Postel<S extends Storage<unknown>>(options: PostelOptions<S>): PostelInstance<S> {
+  const { outbound, clock, random } = parsePostelOptions(options, () => `w_${randomUUID().slice(0, 8)}`);
+  const events = new Emitter();
+  const newId = createIdGenerator(clock);
+  const config = outbound ?? missingOutbound();
+  const cache = new EndpointCache(config, clock);
+  let http: HttpSender | undefined;
+  const httpSender = (): HttpSender => {
+    http ??= createHttpSender({
+      timeoutMs: config.http.timeoutMs,
+      connectTimeoutMs: config.http.connectTimeoutMs,
+      userAgent: config.http.userAgent,
+      maxResponseBytes: config.http.maxResponseBytes,
+      networkPolicy: { allowPrivateNetworks: config.http.allowPrivateNetworks },
+      connectionsPerOrigin: config.workers.concurrency,
+    });
+    return http;
+  };
+  const dispatcher = new Dispatcher({
+    config,
+    clock,
+    random,
+    newId,
+    cache,
+    events,
+    health: new HealthMonitor(config.storage, clock, events, cache),
+    get http() {
+      return httpSender();
+    },
+  });
+  const wake = () => dispatcher.wake();
+  let unsubscribe: (() => Promise<void>) | undefined;
+  let migrated: Promise<void> | undefined;
+  const migrate = () => {
+    migrated ??= config.storage.migrate?.() ?? Promise.resolve();
+    return migrated;
+  };
+
+  return {
+    outbound: {
+      send: (event, sendOptions) => send({ config, clock, newId, wake }, event, sendOptions),
+      endpoints: createEndpointsApi({ config, clock, newId, changed: () => cache.invalidate() }),
+      messages: createMessagesApi(config),
+      replay: (selection, replayOptions) => replay({ config, clock, newId, wake }, selection, replayOptions),
+    },
+    async start() {
+      await migrate();
+      if (config.storage.subscribe && !unsubscribe) unsubscribe = await config.storage.subscribe(wake);
+      dispatcher.start();
+    },
+    async stop() {
+      await dispatcher.stop();
+      await unsubscribe?.();
+      unsubscribe = undefined;
+    },
+    async drain(drainOptions) {
+      await migrate();
+      return dispatcher.drain(drainOptions);
+    },
+    on: (event, listener) => events.on(event, listener),
+    async close() {
+      await dispatcher.stop();
+      await unsubscribe?.();
+      await http?.close();
+      await config.storage.close();
+    },
+  };
+}
+
+function missingOutbound(): OutboundConfig {
+  throw new ConfigurationError([
+    {
+      path: "outbound",
+      message: "is required: pass { outbound: { storage: InMemoryStorage() } } or a database storage",
+    },
+  ]);
+}

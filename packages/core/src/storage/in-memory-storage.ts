@@ -1,0 +1,88 @@
+import { MemoryAudit } from "./in-memory/audit.js";
+import { MemoryDeliveryQueue } from "./in-memory/delivery-queue.js";
+import { MemoryEndpoints } from "./in-memory/endpoints.js";
+import { type InMemoryTransaction, MemoryOutbox } from "./in-memory/outbox.js";
+import { MemoryReplay } from "./in-memory/replay.js";
+import { MemoryState } from "./in-memory/state.js";
+import type { Storage } from "./storage.js";
+
+export type { InMemoryTransaction } from "./in-memory/outbox.js";
+
+/** Options of `InMemoryStorage()`; none yet, reserved so adding one is not a breaking change. */
+export type InMemoryStorageOptions = Record<string, never>;
+
+/**
+ * Postel's storage in process memory: a complete, concurrency-safe `Storage` for demos, tests and
+ * single-process tools. State is lost when the process exits.
+ */
+export interface InMemoryStorage extends Storage<InMemoryTransaction> {
+  readonly name: "memory";
+  /**
+   * Run `fn` as a transaction: messages it enqueues with `{ tx }` become visible when `fn` resolves
+   * and are discarded when it throws (the error propagates). Stands in for a database transaction.
+   */
+  transaction<T>(fn: (tx: InMemoryTransaction) => Promise<T>): Promise<T>;
+  /** Calls `onWake` whenever an enqueued message becomes visible (on insert or on commit). */
+  subscribe(onWake: () => void): Promise<() => Promise<void>>;
+}
+
+/**
+ * Create an empty in-memory storage. Every operation is atomic (it runs synchronously on the one JS
+ * thread) and returns copies, so callers can never change stored state by mutating a result.
+ * @example
+ * const storage = InMemoryStorage();
+ * const postel = Postel({ outbound: { storage } });
+ * await storage.transaction(async (tx) => {
+ *   await postel.outbound.send({ type: "order.created", data: { id: 1 } }, { tx });
+ * });
+ */
+export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemoryStorage {
+  const state = new MemoryState();
+  const listeners = new Set<() => void>();
+  const wake = () => {
+    for (const listener of listeners) queueMicrotask(listener);
+  };
+  const outbox = new MemoryOutbox(state, wake);
+  const queue = new MemoryDeliveryQueue(state);
+  const endpoints = new MemoryEndpoints(state);
+  const audit = new MemoryAudit(state);
+  const replay = new MemoryReplay(state);
+
+  return {
+    name: "memory",
+    enqueue: (message, options) => outbox.enqueue(message, options?.tx),
+    transaction: (fn) => outbox.transaction(fn),
+    claimFanout: (lease) => outbox.claimFanout(lease),
+    recordFanout: (results, now, lease) => outbox.recordFanout(results, now, lease),
+    claimDue: (lease) => queue.claimDue(lease),
+    renewLeases: (leases, until) => queue.renewLeases(leases, until),
+    recordOutcomes: (outcomes, now) => queue.recordOutcomes(outcomes, now),
+    releaseHeld: (endpointId, now) => queue.releaseHeld(endpointId, now),
+    createEndpoint: (endpoint) => endpoints.createEndpoint(endpoint),
+    getEndpoint: (id) => endpoints.getEndpoint(id),
+    listEndpoints: (query) => endpoints.listEndpoints(query),
+    allEndpoints: () => endpoints.allEndpoints(),
+    endpointsRevision: () => endpoints.endpointsRevision(),
+    updateEndpoint: (id, fields, now) => endpoints.updateEndpoint(id, fields, now),
+    deleteEndpoint: (id, now) => endpoints.deleteEndpoint(id, now),
+    transitionEndpoint: (id, expected, next, now) => endpoints.transitionEndpoint(id, expected, next, now),
+    addEndpointSecret: (id, secret, previousExpireAt) =>
+      endpoints.addEndpointSecret(id, secret, previousExpireAt),
+    endpointHealth: (id, since) => endpoints.endpointHealth(id, since),
+    getMessage: (id) => audit.getMessage(id),
+    listMessages: (query) => audit.listMessages(query),
+    listDeliveries: (messageId) => audit.listDeliveries(messageId),
+    listAttempts: (messageId) => audit.listAttempts(messageId),
+    listDeadLetters: (query) => audit.listDeadLetters(query),
+    countDeliveries: (endpointId) => audit.countDeliveries(endpointId),
+    findReplayable: (selector, limit) => replay.findReplayable(selector, limit),
+    resetDeliveries: (resets, now) => replay.resetDeliveries(resets, now),
+    subscribe: async (onWake) => {
+      listeners.add(onWake);
+      return async () => {
+        listeners.delete(onWake);
+      };
+    },
+    close: async () => {},
+  };
+}

@@ -1,0 +1,115 @@
+import { randomUUID } from "node:crypto";
+import type { ClaimedDelivery, DeliveryRecord, HealthStats } from "../records.js";
+import type { DeliveryOutcome, DeliveryTransition, LeaseRequest, RecordOutcomesResult } from "../storage.js";
+import { HEALTH_BUCKET_MS } from "../storage.js";
+import { compare, copy, type MemoryState } from "./state.js";
+
+/** Delivery-queue verbs of `InMemoryStorage`. */
+export class MemoryDeliveryQueue {
+  readonly #state: MemoryState;
+
+  constructor(state: MemoryState) {
+    this.#state = state;
+  }
+
+  async claimDue(lease: LeaseRequest): Promise<ClaimedDelivery[]> {
+    // Only the pending set is scanned, never history; an expired lease is simply due.
+    const due: DeliveryRecord[] = [];
+    for (const id of this.#state.pending) {
+      const delivery = this.#state.deliveries.get(id)!;
+      if (delivery.nextAttemptAt <= lease.now) due.push(delivery);
+    }
+    due.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || compare(a.id, b.id));
+    return due.slice(0, Math.max(0, lease.limit)).map((delivery) => {
+      const leaseToken = randomUUID();
+      delivery.leaseToken = leaseToken;
+      delivery.leaseOwner = lease.owner;
+      delivery.nextAttemptAt = lease.until;
+      delivery.updatedAt = lease.now;
+      const message = this.#state.messages.get(delivery.messageId)!.record;
+      return { delivery: copy(delivery), message: copy(message), leaseToken };
+    });
+  }
+
+  async renewLeases(leases: { deliveryId: string; leaseToken: string }[], until: number): Promise<string[]> {
+    const lost: string[] = [];
+    for (const { deliveryId, leaseToken } of leases) {
+      const delivery = this.#held(deliveryId, leaseToken);
+      if (delivery) delivery.nextAttemptAt = until;
+      else lost.push(deliveryId);
+    }
+    return lost;
+  }
+
+  async recordOutcomes(outcomes: DeliveryOutcome[], now: number): Promise<RecordOutcomesResult> {
+    const result: RecordOutcomesResult = { recorded: [], leaseLost: [] };
+    const touched = new Set<string>();
+    for (const outcome of outcomes) {
+      const delivery = this.#held(outcome.deliveryId, outcome.leaseToken);
+      if (!delivery) {
+        result.leaseLost.push(outcome.deliveryId);
+        continue;
+      }
+      delivery.leaseToken = null;
+      delivery.leaseOwner = null;
+      delivery.updatedAt = now;
+      this.#apply(delivery, outcome.transition);
+      if (outcome.lastError !== undefined) delivery.lastError = outcome.lastError;
+      if (outcome.attempt) {
+        delivery.attemptsMade += 1;
+        this.#recordAttempt(delivery, outcome);
+      }
+      touched.add(delivery.messageId);
+      result.recorded.push(delivery.id);
+    }
+    this.#state.finaliseMessages(touched, now);
+    return result;
+  }
+
+  async releaseHeld(endpointId: string, now: number): Promise<number> {
+    const held = [...(this.#state.heldByEndpoint.get(endpointId) ?? [])];
+    for (const id of held) {
+      const delivery = this.#state.deliveries.get(id)!;
+      this.#state.setDeliveryStatus(delivery, "pending");
+      delivery.nextAttemptAt = now;
+      delivery.updatedAt = now;
+    }
+    return held.length;
+  }
+
+  /** The delivery when `leaseToken` is still its current lease, else undefined (lease lost). */
+  #held(deliveryId: string, leaseToken: string): DeliveryRecord | undefined {
+    const delivery = this.#state.deliveries.get(deliveryId);
+    const holds = delivery?.status === "pending" && delivery.leaseToken !== null;
+    return holds && delivery.leaseToken === leaseToken ? delivery : undefined;
+  }
+
+  #apply(delivery: DeliveryRecord, transition: DeliveryTransition): void {
+    switch (transition.kind) {
+      case "retry":
+        delivery.nextAttemptAt = transition.nextAttemptAt;
+        delivery.retriesUsed = transition.retriesUsed;
+        return;
+      case "deferred":
+        delivery.nextAttemptAt = transition.nextAttemptAt;
+        return;
+      default:
+        this.#state.setDeliveryStatus(delivery, transition.kind);
+    }
+  }
+
+  #recordAttempt(delivery: DeliveryRecord, outcome: DeliveryOutcome): void {
+    const attempt = copy(outcome.attempt!);
+    const attempts = this.#state.attemptsByMessage.get(delivery.messageId);
+    if (attempts) attempts.push(attempt);
+    else this.#state.attemptsByMessage.set(delivery.messageId, [attempt]);
+
+    const buckets = this.#state.health.get(delivery.endpointId) ?? new Map<number, HealthStats>();
+    this.#state.health.set(delivery.endpointId, buckets);
+    const start = Math.floor(attempt.startedAt / HEALTH_BUCKET_MS) * HEALTH_BUCKET_MS;
+    const stats = buckets.get(start) ?? { attempts: 0, failures: 0 };
+    stats.attempts += 1;
+    if (attempt.outcome !== "success") stats.failures += 1;
+    buckets.set(start, stats);
+  }
+}

@@ -1,0 +1,170 @@
+import { randomUUID } from "node:crypto";
+import { InvalidInputError } from "../../errors.js";
+import type { ClaimedDelivery, ClaimedMessage, DeliveryRecord, NewMessage } from "../records.js";
+import type { FanoutResult, LeaseRequest } from "../storage.js";
+import { compare, copy, type MemoryState, type MessageRow } from "./state.js";
+
+/**
+ * The handle `InMemoryStorage().transaction(fn)` passes to `fn`; give it to `send(event, { tx })`.
+ * Messages enqueued with it become visible when `fn` resolves and are discarded when it throws.
+ */
+export interface InMemoryTransaction {
+  readonly kind: "in-memory-transaction";
+}
+
+interface OpenTransaction {
+  owner: MemoryOutbox;
+  messages: NewMessage[];
+  open: boolean;
+  /** Resolves when the transaction commits or rolls back (others wait on its idempotency keys). */
+  settled: Promise<void>;
+}
+
+interface KeyReservation {
+  tx: InMemoryTransaction;
+  id: string;
+  settled: Promise<void>;
+}
+
+const transactions = new WeakMap<InMemoryTransaction, OpenTransaction>();
+
+/** Outbox verbs of `InMemoryStorage`, plus its transactions. */
+export class MemoryOutbox {
+  readonly #state: MemoryState;
+  readonly #onVisible: () => void;
+  /** Idempotency keys taken by open transactions, like a row lock held until commit. */
+  readonly #reserved = new Map<string, KeyReservation>();
+
+  constructor(state: MemoryState, onVisible: () => void) {
+    this.#state = state;
+    this.#onVisible = onVisible;
+  }
+
+  async enqueue(message: NewMessage, tx?: InMemoryTransaction): Promise<{ id: string; reused: boolean }> {
+    const open = tx === undefined ? undefined : this.#open(tx);
+    const key = message.idempotencyKey;
+    while (key !== null) {
+      const existing = this.#state.messageIdByKey.get(key);
+      if (existing !== undefined) return { id: existing, reused: true };
+      const reservation = this.#reserved.get(key);
+      if (!reservation) break;
+      if (reservation.tx === tx) return { id: reservation.id, reused: true };
+      // Another transaction holds the key: wait for it to commit (then reuse) or roll back (then take it).
+      await reservation.settled;
+    }
+    if (this.#state.messages.has(message.id) || open?.messages.some((m) => m.id === message.id)) {
+      throw new InvalidInputError("INVALID_ARGUMENT", `A message with id "${message.id}" already exists.`);
+    }
+    if (tx && open) {
+      open.messages.push(copy(message));
+      if (key !== null) this.#reserved.set(key, { tx, id: message.id, settled: open.settled });
+    } else {
+      this.#insert(message);
+      this.#onVisible();
+    }
+    return { id: message.id, reused: false };
+  }
+
+  /** Run `fn` in a transaction: its enqueues commit when it resolves and vanish when it throws. */
+  async transaction<T>(fn: (tx: InMemoryTransaction) => Promise<T>): Promise<T> {
+    const tx: InMemoryTransaction = Object.freeze({ kind: "in-memory-transaction" });
+    let settle!: () => void;
+    const open: OpenTransaction = {
+      owner: this,
+      messages: [],
+      open: true,
+      settled: new Promise((resolve) => {
+        settle = resolve;
+      }),
+    };
+    transactions.set(tx, open);
+    try {
+      const result = await fn(tx);
+      for (const message of open.messages) this.#insert(message);
+      if (open.messages.length > 0) this.#onVisible();
+      return result;
+    } finally {
+      open.open = false;
+      for (const [key, reservation] of this.#reserved) if (reservation.tx === tx) this.#reserved.delete(key);
+      settle();
+    }
+  }
+
+  async claimFanout(lease: LeaseRequest): Promise<ClaimedMessage[]> {
+    const claimable: MessageRow[] = [];
+    for (const id of this.#state.unfanned) {
+      const row = this.#state.messages.get(id)!;
+      if (row.fanoutToken === null || row.fanoutLeaseUntil <= lease.now) claimable.push(row);
+    }
+    claimable.sort((a, b) => a.record.createdAt - b.record.createdAt || compare(a.record.id, b.record.id));
+    return claimable.slice(0, Math.max(0, lease.limit)).map((row) => {
+      const token = randomUUID();
+      row.fanoutToken = token;
+      row.fanoutLeaseUntil = lease.until;
+      return { message: copy(row.record), token };
+    });
+  }
+
+  async recordFanout(
+    results: FanoutResult[],
+    now: number,
+    lease?: { owner: string; until: number },
+  ): Promise<ClaimedDelivery[]> {
+    const claimed: ClaimedDelivery[] = [];
+    for (const result of results) {
+      const row = this.#state.messages.get(result.messageId);
+      if (!row || row.fanoutToken !== result.token || !this.#state.unfanned.has(result.messageId)) continue;
+      this.#state.unfanned.delete(result.messageId);
+      row.fanoutToken = null;
+      const message = row.record;
+      message.fannedOutAt = now;
+      if (result.expired || result.deliveries.length === 0) {
+        message.status = result.expired ? "expired" : "dispatched";
+        message.finishedAt = now;
+        continue;
+      }
+      const inserted: DeliveryRecord[] = result.deliveries.map((delivery) => ({
+        ...copy(delivery),
+        status: "pending",
+        retriesUsed: 0,
+        attemptsMade: 0,
+        nextAttemptAt: lease ? lease.until : now,
+        leaseToken: lease ? randomUUID() : null,
+        leaseOwner: lease ? lease.owner : null,
+        lastError: null,
+        updatedAt: now,
+      }));
+      for (const delivery of inserted) {
+        this.#state.insertDelivery(delivery);
+        if (delivery.leaseToken !== null) {
+          claimed.push({ delivery: copy(delivery), message: copy(message), leaseToken: delivery.leaseToken });
+        }
+      }
+    }
+    return claimed;
+  }
+
+  #open(tx: InMemoryTransaction): OpenTransaction {
+    const open = transactions.get(tx);
+    if (!open || open.owner !== this) {
+      throw new InvalidInputError(
+        "INVALID_ARGUMENT",
+        "`tx` is not a transaction of this InMemoryStorage; pass the handle given to `storage.transaction(fn)`.",
+      );
+    }
+    if (!open.open) {
+      throw new InvalidInputError(
+        "INVALID_ARGUMENT",
+        "`tx` belongs to a transaction that already committed or rolled back; enqueue inside `fn`.",
+      );
+    }
+    return open;
+  }
+
+  #insert(message: NewMessage): void {
+    const record = { ...copy(message), status: "pending" as const, fannedOutAt: null, finishedAt: null };
+    this.#state.messages.set(message.id, { record, fanoutToken: null, fanoutLeaseUntil: 0 });
+    this.#state.unfanned.add(message.id);
+    if (message.idempotencyKey !== null) this.#state.messageIdByKey.set(message.idempotencyKey, message.id);
+  }
+}

@@ -1,0 +1,58 @@
+import type { DeliveryRecord, DeliveryStatus } from "../records.js";
+import type { DeliveryReset, ReplaySelector } from "../storage.js";
+import { compare, copy, type MemoryState } from "./state.js";
+
+/** Statuses replay may reset; `cancelled` is excluded because its endpoint was deleted. */
+const REPLAYABLE = new Set<DeliveryStatus>(["succeeded", "failed", "dead-lettered", "expired"]);
+
+/** Replay verbs of `InMemoryStorage`. */
+export class MemoryReplay {
+  readonly #state: MemoryState;
+
+  constructor(state: MemoryState) {
+    this.#state = state;
+  }
+
+  /** Oldest delivery first (by id), capped at `limit`. */
+  async findReplayable(selector: ReplaySelector, limit: number): Promise<DeliveryRecord[]> {
+    const matches: DeliveryRecord[] = [];
+    if ("messageIds" in selector) {
+      for (const messageId of new Set(selector.messageIds)) {
+        for (const id of this.#state.deliveryIdsByMessage.get(messageId) ?? []) {
+          matches.push(this.#state.deliveries.get(id)!);
+        }
+      }
+    } else {
+      for (const delivery of this.#state.deliveries.values()) {
+        if (delivery.endpointId !== selector.endpointId) continue;
+        const createdAt = this.#state.messages.get(delivery.messageId)!.record.createdAt;
+        if (createdAt >= selector.since && createdAt < selector.until) matches.push(delivery);
+      }
+    }
+    return matches
+      .filter((delivery) => REPLAYABLE.has(delivery.status))
+      .sort((a, b) => compare(a.id, b.id))
+      .slice(0, Math.max(0, limit))
+      .map(copy);
+  }
+
+  async resetDeliveries(resets: DeliveryReset[], now: number): Promise<string[]> {
+    const reset: string[] = [];
+    for (const { deliveryId, webhookId } of resets) {
+      const delivery = this.#state.deliveries.get(deliveryId);
+      if (!delivery || !REPLAYABLE.has(delivery.status)) continue;
+      this.#state.setDeliveryStatus(delivery, "pending");
+      delivery.nextAttemptAt = now;
+      delivery.retriesUsed = 0;
+      delivery.leaseToken = null;
+      delivery.leaseOwner = null;
+      delivery.webhookId = webhookId;
+      delivery.updatedAt = now;
+      const message = this.#state.messages.get(delivery.messageId)!.record;
+      message.status = "pending";
+      message.finishedAt = null;
+      reset.push(deliveryId);
+    }
+    return reset;
+  }
+}

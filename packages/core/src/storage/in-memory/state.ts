@@ -1,0 +1,121 @@
+import type {
+  AttemptRecord,
+  DeliveryRecord,
+  DeliveryStatus,
+  EndpointRecord,
+  HealthStats,
+  MessageRecord,
+  MessageStatus,
+} from "../records.js";
+import { TERMINAL_DELIVERY_STATUSES } from "../records.js";
+
+/** A message plus its fan-out lease, which is storage-internal (not part of `MessageRecord`). */
+export interface MessageRow {
+  record: MessageRecord;
+  fanoutToken: string | null;
+  fanoutLeaseUntil: number;
+}
+
+/** An endpoint plus its soft-delete flag. */
+export interface EndpointRow {
+  record: EndpointRecord;
+  deleted: boolean;
+}
+
+const TERMINAL = new Set<DeliveryStatus>(TERMINAL_DELIVERY_STATUSES);
+
+/** True when nothing more happens to a delivery in this status unless it is replayed. */
+export function isTerminal(status: DeliveryStatus): boolean {
+  return TERMINAL.has(status);
+}
+
+/** Code-unit order of ids (like `COLLATE "C"` in SQL); core's ids sort by creation time. */
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Deep copy, so callers never hold references into the store. */
+export function copy<T>(value: T): T {
+  return structuredClone(value);
+}
+
+/**
+ * The whole in-memory database. Every method runs synchronously, so on a single JS thread each
+ * storage operation is atomic. Indexes (`unfanned`, `pending`, `heldByEndpoint`) hold only live work,
+ * so claiming never walks history.
+ */
+export class MemoryState {
+  readonly messages = new Map<string, MessageRow>();
+  readonly messageIdByKey = new Map<string, string>();
+  /** Pending messages not yet fanned out. */
+  readonly unfanned = new Set<string>();
+  readonly deliveries = new Map<string, DeliveryRecord>();
+  readonly deliveryIdsByMessage = new Map<string, string[]>();
+  /** Deliveries in status `pending` (leased or not). */
+  readonly pending = new Set<string>();
+  readonly heldByEndpoint = new Map<string, Set<string>>();
+  readonly attemptsByMessage = new Map<string, AttemptRecord[]>();
+  readonly endpoints = new Map<string, EndpointRow>();
+  /** endpoint id → health bucket start → counters. */
+  readonly health = new Map<string, Map<number, HealthStats>>();
+  endpointsRevision = 0;
+
+  /** Insert a new delivery row and index it. */
+  insertDelivery(delivery: DeliveryRecord): void {
+    this.deliveries.set(delivery.id, delivery);
+    const siblings = this.deliveryIdsByMessage.get(delivery.messageId);
+    if (siblings) siblings.push(delivery.id);
+    else this.deliveryIdsByMessage.set(delivery.messageId, [delivery.id]);
+    this.#index(delivery);
+  }
+
+  /** Change a delivery's status, keeping the work indexes in step. */
+  setDeliveryStatus(delivery: DeliveryRecord, status: DeliveryStatus): void {
+    this.#unindex(delivery);
+    delivery.status = status;
+    this.#index(delivery);
+  }
+
+  /**
+   * Give every listed message whose deliveries are all terminal its final status (`dead-lettered` if
+   * any delivery is, else `expired` if any is, else `dispatched`).
+   */
+  finaliseMessages(messageIds: Iterable<string>, now: number): void {
+    for (const messageId of messageIds) {
+      const row = this.messages.get(messageId);
+      if (row?.record.status !== "pending" || row.record.fannedOutAt === null) continue;
+      const statuses = (this.deliveryIdsByMessage.get(messageId) ?? []).map(
+        (id) => this.deliveries.get(id)!.status,
+      );
+      if (!statuses.every(isTerminal)) continue;
+      row.record.status = finalStatus(statuses);
+      row.record.finishedAt = now;
+    }
+  }
+
+  /** Live (not deleted) endpoint row, or undefined. */
+  liveEndpoint(id: string): EndpointRow | undefined {
+    const row = this.endpoints.get(id);
+    return row && !row.deleted ? row : undefined;
+  }
+
+  #index(delivery: DeliveryRecord): void {
+    if (delivery.status === "pending") this.pending.add(delivery.id);
+    if (delivery.status === "held") {
+      const held = this.heldByEndpoint.get(delivery.endpointId);
+      if (held) held.add(delivery.id);
+      else this.heldByEndpoint.set(delivery.endpointId, new Set([delivery.id]));
+    }
+  }
+
+  #unindex(delivery: DeliveryRecord): void {
+    this.pending.delete(delivery.id);
+    this.heldByEndpoint.get(delivery.endpointId)?.delete(delivery.id);
+  }
+}
+
+function finalStatus(statuses: DeliveryStatus[]): MessageStatus {
+  if (statuses.includes("dead-lettered")) return "dead-lettered";
+  if (statuses.includes("expired")) return "expired";
+  return "dispatched";
+}

@@ -1,0 +1,187 @@
+/**
+ * The rows Postel persists. Every timestamp is epoch milliseconds taken from core's `Clock`;
+ * storage never reads the database's clock.
+ */
+
+/** Outbox-level lifecycle of a message (see DESIGN.md §3 "Lifecycle"). */
+export type MessageStatus = "pending" | "dispatched" | "dead-lettered" | "expired";
+
+/**
+ * Lifecycle of one delivery (message × endpoint). `pending` is waiting or leased, `held` is parked
+ * because its endpoint is disabled; the rest are terminal.
+ */
+export type DeliveryStatus =
+  | "pending"
+  | "held"
+  | "succeeded"
+  | "failed"
+  | "dead-lettered"
+  | "expired"
+  | "cancelled";
+
+/** Delivery statuses after which nothing more happens unless the delivery is replayed. */
+export const TERMINAL_DELIVERY_STATUSES: readonly DeliveryStatus[] = [
+  "succeeded",
+  "failed",
+  "dead-lettered",
+  "expired",
+  "cancelled",
+];
+
+/** Endpoint states of the seed's state machine. */
+export type EndpointState = "active" | "circuit-open" | "disabled";
+
+/** A message as written by `send()`; `payload` is the JSON text of `data`. */
+export interface NewMessage {
+  id: string;
+  type: string;
+  payload: string;
+  tenantId: string | null;
+  idempotencyKey: string | null;
+  createdAt: number;
+  /** When the message expires if not yet delivered (`createdAt + ttl`), or null for never. */
+  expiresAt: number | null;
+}
+
+/** A message row. */
+export interface MessageRecord extends NewMessage {
+  status: MessageStatus;
+  /** When a worker resolved its endpoints and created its deliveries; null before that. */
+  fannedOutAt: number | null;
+  /** When it reached a terminal status; null while pending. */
+  finishedAt: number | null;
+}
+
+/** A message leased for fan-out; `token` fences `recordFanout`. */
+export interface ClaimedMessage {
+  message: MessageRecord;
+  token: string;
+}
+
+/** One delivery to create during fan-out. */
+export interface NewDelivery {
+  id: string;
+  messageId: string;
+  endpointId: string;
+  /** The `webhook-id` the receiver sees; stable across retries. */
+  webhookId: string;
+  createdAt: number;
+}
+
+/** A delivery row (message × endpoint): the unit of retry state. */
+export interface DeliveryRecord extends NewDelivery {
+  status: DeliveryStatus;
+  /** Retries consumed so far (the initial attempt is not a retry). */
+  retriesUsed: number;
+  /** HTTP attempts made so far, retries included. */
+  attemptsMade: number;
+  /** When it is next due. While leased, this is the lease expiry (an expired lease is simply due). */
+  nextAttemptAt: number;
+  /** Fencing token of the current lease, null when not leased. */
+  leaseToken: string | null;
+  leaseOwner: string | null;
+  /** Short description of the last failure, for dashboards. */
+  lastError: string | null;
+  updatedAt: number;
+}
+
+/** A delivery leased to a worker together with its message (one round trip). */
+export interface ClaimedDelivery {
+  delivery: DeliveryRecord;
+  message: MessageRecord;
+  leaseToken: string;
+}
+
+/** Outcome class of one HTTP attempt. */
+export type AttemptOutcome = "success" | "retryable" | "permanent";
+
+/** One HTTP attempt, as recorded in the audit trail. */
+export interface AttemptRecord {
+  id: string;
+  deliveryId: string;
+  messageId: string;
+  endpointId: string;
+  webhookId: string;
+  /** 1 for the initial attempt, 2 for the first retry, ... */
+  attemptNumber: number;
+  startedAt: number;
+  latencyMs: number;
+  outcome: AttemptOutcome;
+  /** HTTP status, or null when no response arrived. */
+  statusCode: number | null;
+  /** `TIMEOUT`, `CONNECTION_REFUSED`, ... when no response arrived. */
+  errorCode: string | null;
+  /** Human-readable reason (`HTTP 500`, `timeout after 15s`). */
+  error: string | null;
+  /** The first bytes of the response body (bounded). */
+  responseSnippet: string | null;
+}
+
+/** One signing secret of an endpoint. Several are valid at once during a rotation. */
+export interface EndpointSecret {
+  secret: string;
+  createdAt: number;
+  /** After this time the secret no longer signs; null = no expiry. */
+  expiresAt: number | null;
+}
+
+/** Persisted circuit-breaker settings of an endpoint (milliseconds). */
+export interface CircuitBreakerSettings {
+  threshold: number;
+  cooldownMs: number;
+  windowMs: number;
+  minimumVolume: number;
+}
+
+/** Persisted auto-disable settings of an endpoint (milliseconds). */
+export interface AutoDisableSettings {
+  failureRate: number;
+  windowMs: number;
+  minAttempts: number;
+}
+
+/** Serializable description of a retry policy, so per-endpoint overrides survive restarts. */
+export type RetryPolicySpec =
+  | { kind: "exponential"; schedule: number[]; maxAttempts: number; jitter: number }
+  | { kind: "linear"; stepMs: number; maxAttempts: number; jitter: number }
+  | { kind: "named"; name: string };
+
+/** The fields of an endpoint a user can set. JSON-serialisable by construction. */
+export interface EndpointFields {
+  url: string;
+  description: string | null;
+  /** Event-type globs; `*` matches any run of characters. */
+  types: string[];
+  /** Structural filter (see `EventFilter`), or null. */
+  filter: Record<string, unknown> | null;
+  /** Name of a filter function registered in `outbound.filters`, or null. */
+  filterFn: string | null;
+  /** Name of a transform registered in `outbound.transforms`, or null. */
+  transform: string | null;
+  headers: Record<string, string>;
+  retryPolicy: RetryPolicySpec | null;
+  circuitBreaker: CircuitBreakerSettings | null;
+  autoDisable: AutoDisableSettings | null;
+  tenantId: string | null;
+  metadata: Record<string, unknown>;
+}
+
+/** An endpoint row with its state machine fields and current secrets. */
+export interface EndpointRecord extends EndpointFields {
+  id: string;
+  state: EndpointState;
+  /** While `circuit-open`: when the next probe may run. */
+  circuitOpenUntil: number | null;
+  /** Why it was disabled (auto-disable reason or "manual"). */
+  disabledReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+  /** Newest first. */
+  secrets: EndpointSecret[];
+}
+
+/** Attempts and failures of one endpoint over a window. */
+export interface HealthStats {
+  attempts: number;
+  failures: number;
+}

@@ -1,0 +1,262 @@
+import type {
+  AttemptRecord,
+  ClaimedDelivery,
+  ClaimedMessage,
+  DeliveryRecord,
+  DeliveryStatus,
+  EndpointFields,
+  EndpointRecord,
+  EndpointSecret,
+  EndpointState,
+  HealthStats,
+  MessageRecord,
+  MessageStatus,
+  NewDelivery,
+  NewMessage,
+} from "./records.js";
+
+/**
+ * Health counters are kept in fixed buckets of this many milliseconds (bucket start =
+ * `floor(startedAt / HEALTH_BUCKET_MS) * HEALTH_BUCKET_MS`), so rolling-window queries stay cheap.
+ */
+export const HEALTH_BUCKET_MS = 10_000;
+
+/** Who holds a lease and until when. */
+export interface LeaseRequest {
+  /** Identifies the worker (diagnostics only; fencing uses the per-claim token). */
+  owner: string;
+  now: number;
+  /** Lease expiry; a leased delivery's `nextAttemptAt` becomes this. */
+  until: number;
+  limit: number;
+}
+
+/** What a worker decided for one leased delivery. */
+export type DeliveryTransition =
+  /** 2xx: terminal `succeeded`. */
+  | { kind: "succeeded" }
+  /** Retryable failure with retries left: back to `pending`, due at `nextAttemptAt`. */
+  | { kind: "retry"; nextAttemptAt: number; retriesUsed: number }
+  /** Permanent failure (non-retryable 4xx, forbidden address): terminal `failed`. */
+  | { kind: "failed" }
+  /** Retryable failure with no retries left: terminal `dead-lettered`. */
+  | { kind: "dead-lettered" }
+  /** The message's ttl elapsed before delivery: terminal `expired`, no HTTP call made. */
+  | { kind: "expired" }
+  /** Circuit open: no HTTP call, no retry consumed; `pending` again at `nextAttemptAt`. */
+  | { kind: "deferred"; nextAttemptAt: number }
+  /** Endpoint disabled: parked as `held` until `releaseHeld`. */
+  | { kind: "held" }
+  /** Endpoint deleted: terminal `cancelled`. */
+  | { kind: "cancelled" };
+
+/** One delivery outcome to record, fenced by the lease token it was claimed with. */
+export interface DeliveryOutcome {
+  deliveryId: string;
+  leaseToken: string;
+  transition: DeliveryTransition;
+  /** The HTTP attempt, when one was made (absent for deferred/held/expired/cancelled). */
+  attempt?: AttemptRecord;
+  lastError?: string | null;
+}
+
+/** Result of `recordOutcomes`: ids whose lease was still held (written) and those refused. */
+export interface RecordOutcomesResult {
+  recorded: string[];
+  /** Outcomes refused because the lease token no longer matched (lease lost); nothing was written. */
+  leaseLost: string[];
+}
+
+/** Fan-out result for one claimed message. */
+export interface FanoutResult {
+  messageId: string;
+  token: string;
+  /** Deliveries to create; empty = no endpoint matched (the message becomes `dispatched`). */
+  deliveries: NewDelivery[];
+  /** True when the ttl elapsed before fan-out: the message becomes `expired`, no deliveries. */
+  expired?: boolean;
+}
+
+/** Options of `enqueue`. `Tx` is the storage's transaction handle type. */
+export interface EnqueueOptions<Tx> {
+  /** Join the caller's transaction: the message commits or rolls back with it. */
+  tx?: Tx | undefined;
+}
+
+/** Page through a listing; `before` is an exclusive cursor (the id of the last row of the previous page). */
+export interface PageRequest {
+  limit: number;
+  before?: string | undefined;
+}
+
+/** Filter for `listMessages`. Newest first. */
+export interface MessageQuery extends PageRequest {
+  status?: MessageStatus | undefined;
+  type?: string | undefined;
+  tenantId?: string | undefined;
+  /** createdAt >= since */
+  since?: number | undefined;
+  /** createdAt < until */
+  until?: number | undefined;
+}
+
+/**
+ * Filter for `listEndpoints`. Oldest first; since the order is ascending, `before` (the id of the last
+ * row of the previous page) selects the rows *after* that id.
+ */
+export interface EndpointQuery extends PageRequest {
+  tenantId?: string | undefined;
+  state?: EndpointState | undefined;
+}
+
+/** Which terminal deliveries `findReplayable` selects. */
+export type ReplaySelector = { messageIds: string[] } | { endpointId: string; since: number; until: number };
+
+/** A delivery to reset to `pending` by `resetDeliveries`, with the `webhook-id` it will carry. */
+export interface DeliveryReset {
+  deliveryId: string;
+  webhookId: string;
+}
+
+/** The outbox: written by `send()`, read once by fan-out. */
+export interface OutboxStore<Tx> {
+  /**
+   * Insert one message (one INSERT, joining `tx` when given). When `idempotencyKey` is already used,
+   * insert nothing and return the existing message's id with `reused: true`. Wakes listening workers
+   * when the storage supports it (e.g. NOTIFY, delivered on commit).
+   */
+  enqueue(message: NewMessage, options?: EnqueueOptions<Tx>): Promise<{ id: string; reused: boolean }>;
+  /**
+   * Lease up to `limit` pending messages that have not been fanned out, oldest first. A message is
+   * claimable when not fanned out and not currently leased (or its lease expired). Each claim gets a
+   * fresh token.
+   */
+  claimFanout(lease: LeaseRequest): Promise<ClaimedMessage[]>;
+  /**
+   * Record fan-out atomically per message, fenced by its token (a lost lease writes nothing for that
+   * message): insert its deliveries (`pending`, due `now`), mark it fanned out; zero deliveries →
+   * `dispatched`; `expired: true` → `expired`. When `lease` is given, the new deliveries are
+   * returned already leased to the caller (saving a claim round trip).
+   */
+  recordFanout(
+    results: FanoutResult[],
+    now: number,
+    lease?: { owner: string; until: number },
+  ): Promise<ClaimedDelivery[]>;
+}
+
+/** The delivery queue: claim due work, record outcomes. */
+export interface DeliveryQueue {
+  /**
+   * Lease up to `limit` deliveries with status `pending` and `nextAttemptAt <= now`, earliest first,
+   * skipping rows other workers hold (`FOR UPDATE SKIP LOCKED` / a single writer). Sets a fresh lease
+   * token, `leaseOwner` and `nextAttemptAt = until`. Concurrent callers never get the same delivery.
+   */
+  claimDue(lease: LeaseRequest): Promise<ClaimedDelivery[]>;
+  /** Extend leases still held (token matches) to `until`; returns the ids whose lease was lost. */
+  renewLeases(leases: { deliveryId: string; leaseToken: string }[], until: number): Promise<string[]>;
+  /**
+   * Record a batch of outcomes in one round trip. Per outcome, only if the lease token still matches:
+   * apply the transition (clearing the lease), insert the attempt, add the attempt to the endpoint's
+   * health bucket (`failures` counts every non-success attempt), bump `attemptsMade`. Then every
+   * message whose deliveries are now all terminal gets its final status: `dead-lettered` if any
+   * delivery is dead-lettered, else `expired` if any expired, else `dispatched`; `finishedAt = now`.
+   */
+  recordOutcomes(outcomes: DeliveryOutcome[], now: number): Promise<RecordOutcomesResult>;
+  /** Move an endpoint's `held` deliveries back to `pending`, due `now`. Returns how many. */
+  releaseHeld(endpointId: string, now: number): Promise<number>;
+}
+
+/** Endpoints, their secrets and their shared state-machine fields. */
+export interface EndpointStore {
+  createEndpoint(endpoint: EndpointRecord): Promise<void>;
+  /** A live endpoint (deleted ones are never returned). */
+  getEndpoint(id: string): Promise<EndpointRecord | null>;
+  listEndpoints(query: EndpointQuery): Promise<EndpointRecord[]>;
+  /** Every live endpoint, for fan-out matching (core caches it by `endpointsRevision`). */
+  allEndpoints(): Promise<EndpointRecord[]>;
+  /**
+   * A number that changes whenever any endpoint is created, updated (a new secret included), deleted or
+   * changes state.
+   */
+  endpointsRevision(): Promise<number>;
+  /** Overwrite the given user fields (others untouched), `updatedAt = now`; null when missing. */
+  updateEndpoint(id: string, fields: Partial<EndpointFields>, now: number): Promise<EndpointRecord | null>;
+  /**
+   * Soft-delete: the endpoint disappears from reads; its `pending` and `held` deliveries become
+   * `cancelled` (and their messages are finalised as in `recordOutcomes`). Returns false when missing.
+   */
+  deleteEndpoint(id: string, now: number): Promise<boolean>;
+  /**
+   * Compare-and-set the state-machine fields: applies only when the current `state` and
+   * `circuitOpenUntil` equal `expected`, so exactly one instance wins a transition or a probe slot.
+   * A successful transition sets `updatedAt = now` and bumps `endpointsRevision`.
+   */
+  transitionEndpoint(
+    id: string,
+    expected: { state: EndpointState; circuitOpenUntil: number | null },
+    next: { state: EndpointState; circuitOpenUntil: number | null; disabledReason: string | null },
+    now: number,
+  ): Promise<boolean>;
+  /** Add a secret (newest signs first) and set `expiresAt` on the older ones that have none. */
+  addEndpointSecret(id: string, secret: EndpointSecret, previousExpireAt: number): Promise<void>;
+  /** Attempts and failures recorded for the endpoint in health buckets starting at or after `since`. */
+  endpointHealth(id: string, since: number): Promise<HealthStats>;
+}
+
+/** Reads for the audit trail, dashboards and replay. */
+export interface AuditStore {
+  getMessage(id: string): Promise<MessageRecord | null>;
+  listMessages(query: MessageQuery): Promise<MessageRecord[]>;
+  /** Every delivery of a message, oldest first. */
+  listDeliveries(messageId: string): Promise<DeliveryRecord[]>;
+  /** Every attempt of a message (all its deliveries), in order of `startedAt`, then `attemptNumber`. */
+  listAttempts(messageId: string): Promise<AttemptRecord[]>;
+  /** Dead-lettered deliveries (the `dead_letter` view), newest first, optionally for one endpoint. */
+  listDeadLetters(query: PageRequest & { endpointId?: string | undefined }): Promise<DeliveryRecord[]>;
+  /** How many deliveries are in each status, optionally for one endpoint (dashboards, tests). */
+  countDeliveries(endpointId?: string): Promise<Partial<Record<DeliveryStatus, number>>>;
+}
+
+/** Replay: select terminal deliveries and put them back in the queue. */
+export interface ReplayStore {
+  /**
+   * Terminal deliveries (`succeeded`, `failed`, `dead-lettered`, `expired`) matching the selector —
+   * for `endpointId`, those whose message was created in `[since, until)`. Capped at `limit`.
+   */
+  findReplayable(selector: ReplaySelector, limit: number): Promise<DeliveryRecord[]>;
+  /**
+   * Reset each delivery still terminal to `pending` (due `now`, retries and lease cleared, the given
+   * `webhookId`) and its message to `pending` (`finishedAt` null), atomically. Returns the ids reset.
+   */
+  resetDeliveries(resets: DeliveryReset[], now: number): Promise<string[]>;
+}
+
+/** Lifecycle hooks. */
+export interface StorageLifecycle {
+  /** Create or upgrade the schema. Safe to call concurrently from several processes. */
+  migrate?(): Promise<void>;
+  /** Called when another process enqueues work (e.g. Postgres LISTEN). Returns an unsubscribe. */
+  subscribe?(onWake: () => void): Promise<() => Promise<void>>;
+  /** Release connections Postel opened itself (never the user's own pool). */
+  close(): Promise<void>;
+}
+
+/**
+ * Everything Postel needs from a database, as a handful of role interfaces with domain verbs.
+ * Implementations: `InMemoryStorage` (core), `@postel/storage-postgres`, `@postel/storage-sqlite`.
+ * Prove a new one with `runStorageConformance` from `@postel/core/testing`.
+ */
+export interface Storage<Tx = never>
+  extends OutboxStore<Tx>,
+    DeliveryQueue,
+    EndpointStore,
+    AuditStore,
+    ReplayStore,
+    StorageLifecycle {
+  /** A short name for logs and errors (`"postgres"`, `"sqlite"`, `"memory"`). */
+  readonly name: string;
+}
+
+/** The transaction handle type of a storage (what `send(event, { tx })` accepts). */
+export type TransactionOf<S> = S extends Storage<infer Tx> ? Tx : never;

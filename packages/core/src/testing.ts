@@ -1,0 +1,7 @@
+/**
+ * `@postel/core/testing`: tools for testing Postel and the storages built for it. Imports vitest, so
+ * load it only from test files.
+ */
+export { ManualClock } from "./clock.js";
+export type { ConformanceGroup, StorageConformanceOptions } from "./testing/run-storage-conformance.js";
+export { runStorageConformance } from "./testing/run-storage-conformance.js";

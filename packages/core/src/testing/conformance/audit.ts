@@ -1,0 +1,122 @@
+import { expect } from "vitest";
+import type { MessageQuery } from "../../storage/storage.js";
+import { type ConformanceContext, group } from "./context.js";
+import { claimAll, createEndpoints, fanOut, newMessage, settle, T0 } from "./fixtures.js";
+
+/** Audit reads: message listing, deliveries, dead letters and counts. */
+export function auditTests(context: ConformanceContext): void {
+  group(context, "audit", (test) => {
+    test("listMessages returns messages newest first, every field included", async () => {
+      const storage = context.storage();
+      const messages = [0, 1, 2].map((i) => newMessage({ createdAt: T0 + i }));
+      for (const message of messages) await storage.enqueue(message);
+      expect(await storage.listMessages({ limit: 10 })).toEqual(
+        [...messages]
+          .reverse()
+          .map((m) => ({ ...m, status: "pending", fannedOutAt: null, finishedAt: null })),
+      );
+    });
+
+    test("listMessages filters by status, type and tenantId", async () => {
+      const storage = context.storage();
+      const a = newMessage({ type: "order.created", tenantId: "t1", createdAt: T0 });
+      const b = newMessage({ type: "order.paid", tenantId: "t1", createdAt: T0 + 1 });
+      const c = newMessage({ type: "order.created", tenantId: "t2", createdAt: T0 + 2 });
+      const d = newMessage({ type: "order.created", tenantId: null, createdAt: T0 + 3 });
+      await fanOut(storage, { endpoints: [], messages: [d] }); // no endpoint matched: dispatched
+      for (const message of [a, b, c]) await storage.enqueue(message);
+      const list = async (query: Partial<MessageQuery>) =>
+        (await storage.listMessages({ limit: 10, ...query })).map((m) => m.id);
+      expect(await list({ type: "order.created" })).toEqual([d.id, c.id, a.id]);
+      expect(await list({ tenantId: "t1" })).toEqual([b.id, a.id]);
+      expect(await list({ status: "dispatched" })).toEqual([d.id]);
+      expect(await list({ status: "pending", type: "order.created", tenantId: "t2" })).toEqual([c.id]);
+      expect(await list({ status: "dead-lettered" })).toEqual([]);
+    });
+
+    test("listMessages `since` is inclusive and `until` exclusive on createdAt", async () => {
+      const storage = context.storage();
+      const messages = [0, 1, 2, 3].map((i) => newMessage({ createdAt: T0 + i * 1_000 }));
+      for (const message of messages) await storage.enqueue(message);
+      const listed = await storage.listMessages({ limit: 10, since: T0 + 1_000, until: T0 + 3_000 });
+      expect(listed.map((m) => m.id)).toEqual([messages[2]!.id, messages[1]!.id]);
+    });
+
+    test("listMessages pages with `limit` and an exclusive `before` cursor, also under a filter", async () => {
+      const storage = context.storage();
+      const messages = [0, 1, 2, 3, 4].map((i) =>
+        newMessage({ createdAt: T0 + i, type: i === 2 ? "other" : "order.created" }),
+      );
+      for (const message of messages) await storage.enqueue(message);
+      const page = async (query: Partial<MessageQuery>) =>
+        (await storage.listMessages({ limit: 2, ...query })).map((m) => m.id);
+      const [m0, m1, m2, m3, m4] = messages.map((m) => m.id);
+      expect(await page({})).toEqual([m4, m3]);
+      expect(await page({ before: m3 })).toEqual([m2, m1]);
+      expect(await page({ before: m1 })).toEqual([m0]);
+      expect(await page({ before: m0 })).toEqual([]);
+      expect(await page({ type: "order.created", before: m3 })).toEqual([m1, m0]);
+    });
+
+    test("listDeliveries returns a message's deliveries oldest first, and nothing for an unknown message", async () => {
+      const storage = context.storage();
+      const endpoints = await createEndpoints(storage, 3);
+      const { messages, deliveries } = await fanOut(storage, { endpoints, messages: 2 });
+      const ofFirst = deliveries.filter((d) => d.messageId === messages[0]!.id).map((d) => d.id);
+      expect((await storage.listDeliveries(messages[0]!.id)).map((d) => d.id)).toEqual(ofFirst);
+      expect(await storage.listDeliveries("msg_unknown")).toEqual([]);
+      expect(await storage.listAttempts(messages[0]!.id)).toEqual([]);
+    });
+
+    test("listDeadLetters lists dead-lettered deliveries newest first (by delivery id), per endpoint, with paging", async () => {
+      const storage = context.storage();
+      const endpoints = await createEndpoints(storage, 2);
+      const { deliveries } = await fanOut(storage, { endpoints, messages: 3 });
+      const claimed = await claimAll(storage, T0);
+      const [kept] = deliveries.splice(3, 1); // message 1 → endpoint 1 succeeds
+      await settle(storage, claimed.get(kept!.id)!, { kind: "succeeded" }, T0 + 1);
+      for (const delivery of deliveries)
+        await settle(storage, claimed.get(delivery.id)!, { kind: "dead-lettered" }, T0 + 1);
+
+      const newestFirst = deliveries.map((d) => d.id).reverse();
+      expect((await storage.listDeadLetters({ limit: 10 })).map((d) => d.id)).toEqual(newestFirst);
+      const onFirst = newestFirst.filter(
+        (id) => deliveries.find((d) => d.id === id)!.endpointId === endpoints[0]!.id,
+      );
+      expect(
+        (await storage.listDeadLetters({ limit: 10, endpointId: endpoints[0]!.id })).map((d) => d.id),
+      ).toEqual(onFirst);
+      const firstPage = await storage.listDeadLetters({ limit: 2 });
+      expect(firstPage.map((d) => d.id)).toEqual(newestFirst.slice(0, 2));
+      const secondPage = await storage.listDeadLetters({ limit: 2, before: firstPage[1]!.id });
+      expect(secondPage.map((d) => d.id)).toEqual(newestFirst.slice(2, 4));
+      expect(firstPage[0]).toMatchObject({ status: "dead-lettered", attemptsMade: 1 });
+    });
+
+    test("countDeliveries counts deliveries per status, overall and for one endpoint", async () => {
+      const storage = context.storage();
+      const endpoints = await createEndpoints(storage, 2);
+      const { deliveries } = await fanOut(storage, { endpoints, messages: 3 });
+      const claimed = await claimAll(storage, T0);
+      const kinds = ["succeeded", "succeeded", "dead-lettered", "held"] as const;
+      for (const [i, kind] of kinds.entries())
+        await settle(storage, claimed.get(deliveries[i]!.id)!, { kind }, T0);
+      const normalise = (counts: Record<string, number | undefined>) =>
+        Object.fromEntries(Object.entries(counts).filter(([, n]) => n !== undefined && n > 0));
+      expect(normalise(await storage.countDeliveries())).toEqual({
+        succeeded: 2,
+        "dead-lettered": 1,
+        held: 1,
+        pending: 2,
+      });
+      const first = endpoints[0]!.id;
+      const expected: Record<string, number> = {};
+      for (const [i, delivery] of deliveries.entries()) {
+        if (delivery.endpointId !== first) continue;
+        const status = kinds[i] ?? "pending";
+        expected[status] = (expected[status] ?? 0) + 1;
+      }
+      expect(normalise(await storage.countDeliveries(first))).toEqual(expected);
+    });
+  });
+}

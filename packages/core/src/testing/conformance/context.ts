@@ -1,0 +1,54 @@
+import { describe, test } from "vitest";
+import type { Storage } from "../../storage/storage.js";
+
+/** The groups of the storage conformance suite; each can be skipped with a stated reason. */
+export const CONFORMANCE_GROUPS = [
+  "enqueue",
+  "transactions",
+  "transaction-isolation",
+  "fanout",
+  "claim-due",
+  "leases",
+  "outcomes",
+  "health",
+  "release-held",
+  "endpoints",
+  "audit",
+  "replay",
+  "history",
+] as const;
+
+/** Name of one group of the storage conformance suite. */
+export type ConformanceGroup = (typeof CONFORMANCE_GROUPS)[number];
+
+/** What every group needs: the fresh storage of the running test and the optional transaction runner. */
+export interface ConformanceContext {
+  /** The storage created for the running test. */
+  storage(): Storage<unknown>;
+  /** Runs `fn` in a transaction of the current storage; undefined when the wiring gave none. */
+  transaction: (<T>(fn: (tx: unknown) => Promise<T>) => Promise<T>) | undefined;
+  skip: Partial<Record<ConformanceGroup, string>>;
+}
+
+/** Registers one test of a group (skipped, with the reason in its title, when the group is skipped). */
+export type ConformanceTest = (title: string, fn: () => Promise<void>) => void;
+
+/**
+ * Register a `describe` block for `name`. Its tests are registered as skipped, with the reason in
+ * their titles, when the wiring skips the group or when `unavailable` names a missing capability.
+ */
+export function group(
+  context: ConformanceContext,
+  name: ConformanceGroup,
+  body: (test: ConformanceTest) => void,
+  unavailable?: string,
+): void {
+  const reason = context.skip[name] ?? unavailable;
+  describe(name, () => {
+    body(
+      reason === undefined
+        ? (title, fn) => test(title, fn)
+        : (title, fn) => test.skip(`${title} (skipped: ${reason})`, fn),
+    );
+  });
+}

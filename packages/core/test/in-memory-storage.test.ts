@@ -1,0 +1,8 @@
+import { InMemoryStorage } from "../src/storage/in-memory-storage.js";
+import { runStorageConformance } from "../src/testing.js";
+
+runStorageConformance({
+  name: "memory",
+  create: () => InMemoryStorage(),
+  transaction: (storage, fn) => storage.transaction(fn),
+});

@@ -1,0 +1,80 @@
+import { describe, expect, test } from "vitest";
+import { ExponentialBackoff } from "../src/backoff.js";
+import { harness } from "./support/harness.js";
+
+async function deadLettered() {
+  const h = await harness({ retryPolicy: ExponentialBackoff({ maxAttempts: 0 }) });
+  h.receiver.script("/hook", 500);
+  const endpoint = await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hook") });
+  const { id } = await h.postel.outbound.send({ type: "order.created", data: { n: 1 } });
+  await h.postel.drain();
+  expect((await h.postel.outbound.messages.get(id))?.status).toBe("dead-lettered");
+  h.receiver.script("/hook", 200);
+  return { ...h, endpoint, id };
+}
+
+describe("replay", () => {
+  test("by message id re-enqueues with the same webhook-id and the message goes back to pending", async () => {
+    const h = await deadLettered();
+    const replayed = await h.postel.outbound.replay({ messageId: h.id });
+    expect(replayed).toEqual([
+      expect.objectContaining({ messageId: h.id, endpointId: h.endpoint.id, webhookId: h.id }),
+    ]);
+    expect((await h.postel.outbound.messages.get(h.id))?.status).toBe("pending");
+    await h.postel.drain();
+    expect((await h.postel.outbound.messages.get(h.id))?.status).toBe("dispatched");
+    const [first, second] = h.receiver.on("/hook");
+    expect(second?.headers["webhook-id"]).toBe(first?.headers["webhook-id"]);
+    const attempts = await h.postel.outbound.messages.attempts(h.id);
+    expect(attempts.map((a) => a.outcome)).toEqual(["retryable", "success"]);
+  });
+
+  test("freshWebhookId gives the receiver a new webhook-id", async () => {
+    const h = await deadLettered();
+    const [replayed] = await h.postel.outbound.replay({ messageId: h.id }, { freshWebhookId: true });
+    expect(replayed?.webhookId).not.toBe(h.id);
+    await h.postel.drain();
+    expect(h.receiver.on("/hook")[1]?.headers["webhook-id"]).toBe(replayed?.webhookId);
+  });
+
+  test("by predicate, in the seed's own form", async () => {
+    const h = await deadLettered();
+    const ok = await h.postel.outbound.send({ type: "order.created", data: { n: 2 } });
+    await h.postel.drain();
+    const replayed = await h.postel.outbound.replay({
+      filter: (msg) => (msg as { status: string }).status === "dead-lettered",
+      freshWebhookId: false,
+    });
+    expect(replayed.map((r) => r.messageId)).toEqual([h.id]);
+    expect((await h.postel.outbound.messages.get(ok.id))?.status).toBe("dispatched");
+  });
+
+  test("by endpoint and time range, only inside the range", async () => {
+    const h = await deadLettered();
+    const start = h.clock.now();
+    h.clock.advance("1h");
+    h.receiver.script("/hook", 500);
+    const later = await h.postel.outbound.send({ type: "order.created", data: { n: 2 } });
+    await h.postel.drain();
+    const replayed = await h.postel.outbound.replay({
+      endpointId: h.endpoint.id,
+      since: start,
+      until: start + 1,
+    });
+    expect(replayed.map((r) => r.messageId)).toEqual([h.id]);
+    expect((await h.postel.outbound.messages.get(later.id))?.status).toBe("dead-lettered");
+  });
+
+  test("does not re-enqueue a delivery that is still in flight, and refuses unknown ids", async () => {
+    const h = await harness();
+    h.receiver.script("/hook", 500);
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hook") });
+    const { id } = await h.postel.outbound.send({ type: "a", data: 1 });
+    await h.postel.drain();
+    expect(await h.postel.outbound.replay({ messageId: id })).toEqual([]);
+    await expect(h.postel.outbound.replay({ messageId: "msg_nope" })).rejects.toMatchObject({
+      code: "MESSAGE_NOT_FOUND",
+    });
+    await expect(h.postel.outbound.replay({} as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+  });
+});
