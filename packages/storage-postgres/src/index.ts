@@ -1,0 +1,10 @@
+export type {
+  DrizzleTransaction,
+  PostgresConnection,
+  PostgresDrizzle,
+  PostgresTransaction,
+} from "./internal/connection.js";
+export { assertMigrated, migrate } from "./migrate.js";
+export { PostgresStorage } from "./postgres-storage.js";
+export type { PostgresStorageInstance, PostgresStorageOptions } from "./postgres-storage.js";
+export { WAKE_CHANNEL } from "./queries/enqueue.js";

@@ -1,0 +1,145 @@
+import { InvalidInputError, type Storage } from "@postel/core";
+import {
+  type PostgresConnection,
+  type PostgresTransaction,
+  resolveConnection,
+} from "./internal/connection.js";
+import { epochMs } from "./internal/rows.js";
+import { asSchemaError } from "./internal/schema-errors.js";
+import { assertMigrated, migrate } from "./migrate.js";
+import * as audit from "./queries/audit.js";
+import * as claim from "./queries/claim.js";
+import * as endpointState from "./queries/endpoint-state.js";
+import * as endpoints from "./queries/endpoints.js";
+import { WAKE_CHANNEL, enqueue } from "./queries/enqueue.js";
+import * as fanout from "./queries/fanout.js";
+import { recordOutcomes } from "./queries/record-outcomes.js";
+import * as replay from "./queries/replay.js";
+
+/** Options of `PostgresStorage` beyond the connection. */
+export interface PostgresStorageOptions {
+  /** Apply the shipped migrations on first use (default true). With false, first use only checks them. */
+  migrate?: boolean;
+}
+
+/** Postel's `Storage` on Postgres; `migrate()` is always present. */
+export interface PostgresStorageInstance extends Storage<PostgresTransaction> {
+  migrate(): Promise<void>;
+}
+
+/**
+ * Postel's storage on PostgreSQL (postgres.js, optionally through drizzle). Give it a connection
+ * string (Postel opens and closes its own pool) or your app's `sql` / drizzle `db` (shared, never
+ * closed by Postel). `send(event, { tx })` accepts a `sql.begin` handle or a drizzle transaction.
+ *
+ * @example
+ * const storage = PostgresStorage({ url: process.env.DATABASE_URL! });
+ * const postel = Postel({ outbound: { storage } });
+ * await sql.begin(async (tx) => {
+ *   await tx`INSERT INTO orders ${tx(order)}`;
+ *   await postel.outbound.send({ type: "order.created", data: order }, { tx });
+ * });
+ */
+export function PostgresStorage(
+  connection: PostgresConnection,
+  options: PostgresStorageOptions = {},
+): PostgresStorageInstance {
+  const { sql, owned } = resolveConnection(connection);
+  const listeners = new Set<() => Promise<void>>();
+  let ready: Promise<void> | undefined;
+
+  const migrateNow = () => migrate(sql);
+  // Migrate (or check) once, on first use; a failure is retried by the next call.
+  const ensureReady = (): Promise<void> => {
+    ready ??= (options.migrate === false ? assertMigrated(sql) : migrateNow()).catch((error: unknown) => {
+      ready = undefined;
+      throw error;
+    });
+    return ready;
+  };
+  const run = async <T>(query: () => Promise<T>): Promise<T> => {
+    await ensureReady();
+    try {
+      return await query();
+    } catch (error) {
+      throw asSchemaError(error);
+    }
+  };
+
+  return {
+    name: "postgres",
+    migrate: async () => {
+      await migrateNow();
+      ready = Promise.resolve();
+    },
+
+    enqueue: (message, enqueueOptions) =>
+      run(async () => {
+        try {
+          return await enqueue(sql, message, enqueueOptions?.tx);
+        } catch (error) {
+          throw duplicateIdError(error, message.id);
+        }
+      }),
+    claimFanout: (lease) => run(() => fanout.claimFanout(sql, timed(lease))),
+    recordFanout: (results, now, lease) =>
+      run(() =>
+        fanout.recordFanout(sql, results, epochMs(now), lease && { ...lease, until: epochMs(lease.until) }),
+      ),
+
+    claimDue: (lease) => run(() => claim.claimDue(sql, timed(lease))),
+    renewLeases: (leases, until) => run(() => claim.renewLeases(sql, leases, epochMs(until))),
+    recordOutcomes: (outcomes, now) => run(() => recordOutcomes(sql, outcomes, epochMs(now))),
+    releaseHeld: (endpointId, now) => run(() => claim.releaseHeld(sql, endpointId, epochMs(now))),
+
+    createEndpoint: (endpoint) => run(() => endpoints.createEndpoint(sql, endpoint)),
+    getEndpoint: (id) => run(() => endpoints.getEndpoint(sql, id)),
+    listEndpoints: (query) => run(() => endpoints.listEndpoints(sql, query)),
+    allEndpoints: () => run(() => endpoints.allEndpoints(sql)),
+    endpointsRevision: () => run(() => endpoints.endpointsRevision(sql)),
+    updateEndpoint: (id, fields, now) => run(() => endpoints.updateEndpoint(sql, id, fields, epochMs(now))),
+    deleteEndpoint: (id, now) => run(() => endpointState.deleteEndpoint(sql, id, epochMs(now))),
+    transitionEndpoint: (id, expected, next, now) =>
+      run(() => endpointState.transitionEndpoint(sql, id, expected, next, epochMs(now))),
+    addEndpointSecret: (id, secret, previousExpireAt) =>
+      run(() => endpointState.addEndpointSecret(sql, id, secret, epochMs(previousExpireAt))),
+    endpointHealth: (id, since) => run(() => endpointState.endpointHealth(sql, id, epochMs(since))),
+
+    getMessage: (id) => run(() => audit.getMessage(sql, id)),
+    listMessages: (query) => run(() => audit.listMessages(sql, query)),
+    listDeliveries: (messageId) => run(() => audit.listDeliveries(sql, messageId)),
+    listAttempts: (messageId) => run(() => audit.listAttempts(sql, messageId)),
+    listDeadLetters: (query) => run(() => audit.listDeadLetters(sql, query)),
+    countDeliveries: (endpointId) => run(() => audit.countDeliveries(sql, endpointId)),
+
+    findReplayable: (selector, limit) => run(() => replay.findReplayable(sql, selector, limit)),
+    resetDeliveries: (resets, now) => run(() => replay.resetDeliveries(sql, resets, epochMs(now))),
+
+    // postgres.js keeps one dedicated LISTEN connection per pool and re-listens after reconnecting.
+    subscribe: async (onWake) => {
+      const { unlisten } = await sql.listen(WAKE_CHANNEL, () => onWake());
+      const stop = async () => {
+        if (listeners.delete(stop)) await unlisten();
+      };
+      listeners.add(stop);
+      return stop;
+    },
+    close: async () => {
+      await Promise.all([...listeners].map((stop) => stop()));
+      if (owned) await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+function timed<L extends { now: number; until: number }>(lease: L): L {
+  return { ...lease, now: epochMs(lease.now), until: epochMs(lease.until) };
+}
+
+// A second message with an id already used is bad input, as in InMemoryStorage.
+function duplicateIdError(error: unknown, id: string): unknown {
+  const pg = error as { code?: unknown; constraint_name?: unknown } | null;
+  if (pg?.code !== "23505" || pg.constraint_name !== "messages_pkey") return error;
+  return new InvalidInputError("INVALID_ARGUMENT", `A message with id "${id}" already exists.`, {
+    cause: error,
+  });
+}

@@ -1,0 +1,76 @@
+import type { ClaimedDelivery, LeaseRequest } from "@postel/core";
+import type { PendingQuery, Sql } from "postgres";
+import {
+  DELIVERY_COLUMNS,
+  PREFIXED_MESSAGE_COLUMNS,
+  type RawRow,
+  asJson,
+  toDelivery,
+  toMessage,
+} from "../internal/rows.js";
+
+/** A claimed delivery row (delivery columns + `m_`-prefixed message columns) as core's record. */
+export function toClaimedDelivery(row: RawRow): ClaimedDelivery {
+  const delivery = toDelivery(row);
+  return { delivery, message: toMessage(row, "m_"), leaseToken: delivery.leaseToken as string };
+}
+
+/**
+ * One statement: pick due pending deliveries through the partial index `deliveries_due_idx`, skip rows
+ * other workers are locking, lease them (fresh token, owner, `next_attempt_at = until`) and return
+ * them joined with their messages, earliest due first.
+ */
+export async function claimDue(sql: Sql, lease: LeaseRequest): Promise<ClaimedDelivery[]> {
+  const rows = await claimDueStatement(sql, lease);
+  return rows.map(toClaimedDelivery);
+}
+
+/** The claim statement itself (tests EXPLAIN it to pin the partial index). */
+export function claimDueStatement(sql: Sql, lease: LeaseRequest): PendingQuery<RawRow[]> {
+  return sql<RawRow[]>`
+    WITH due AS (
+      SELECT id, next_attempt_at AS due_at FROM postel.deliveries
+      WHERE status = 'pending' AND next_attempt_at <= ${lease.now}::bigint
+      ORDER BY next_attempt_at, id
+      LIMIT ${lease.limit}
+      FOR UPDATE SKIP LOCKED
+    ), d AS (
+      UPDATE postel.deliveries d SET
+        lease_token = gen_random_uuid()::text,
+        lease_owner = ${lease.owner},
+        next_attempt_at = ${lease.until}::bigint,
+        updated_at = ${lease.now}::bigint
+      FROM due WHERE d.id = due.id
+      RETURNING d.*, due.due_at
+    )
+    SELECT ${sql.unsafe(DELIVERY_COLUMNS)}, ${sql.unsafe(PREFIXED_MESSAGE_COLUMNS)}
+    FROM d JOIN postel.messages m ON m.id = d.message_id
+    ORDER BY d.due_at, d.id`;
+}
+
+/** Extends the leases still held to `until`; returns the delivery ids whose lease was lost. */
+export async function renewLeases(
+  sql: Sql,
+  leases: { deliveryId: string; leaseToken: string }[],
+  until: number,
+): Promise<string[]> {
+  if (leases.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    WITH input AS (
+      SELECT * FROM jsonb_to_recordset(${asJson(leases)}::text::jsonb) AS i("deliveryId" text, "leaseToken" text)
+    ), renewed AS (
+      UPDATE postel.deliveries d SET next_attempt_at = ${until}::bigint
+      FROM input i WHERE d.id = i."deliveryId" AND d.lease_token = i."leaseToken"
+      RETURNING d.id
+    )
+    SELECT i."deliveryId" AS id FROM input i WHERE i."deliveryId" NOT IN (SELECT id FROM renewed)`;
+  return rows.map((row) => row.id);
+}
+
+/** Moves an endpoint's `held` deliveries back to `pending`, due `now`. */
+export async function releaseHeld(sql: Sql, endpointId: string, now: number): Promise<number> {
+  const result = await sql`
+    UPDATE postel.deliveries SET status = 'pending', next_attempt_at = ${now}::bigint, updated_at = ${now}::bigint
+    WHERE endpoint_id = ${endpointId} AND status = 'held'`;
+  return result.count;
+}

@@ -1,0 +1,89 @@
+import type { ClaimedDelivery, ClaimedMessage, FanoutResult, LeaseRequest } from "@postel/core";
+import type { Sql } from "postgres";
+import {
+  DELIVERY_COLUMNS,
+  MESSAGE_COLUMNS,
+  PREFIXED_MESSAGE_COLUMNS,
+  type RawRow,
+  asJson,
+  epochMs,
+  prefixedMessageColumnsOf,
+  toMessage,
+} from "../internal/rows.js";
+import { toClaimedDelivery } from "./claim.js";
+
+/**
+ * One statement: lease the oldest messages not fanned out yet (through the partial index
+ * `messages_fanout_due_idx`) whose fan-out lease is free or expired, skipping rows other workers lock.
+ */
+export async function claimFanout(sql: Sql, lease: LeaseRequest): Promise<ClaimedMessage[]> {
+  const rows = await sql<RawRow[]>`
+    WITH due AS (
+      SELECT id FROM postel.messages
+      WHERE fanned_out_at IS NULL AND status = 'pending'
+        AND (lease_until IS NULL OR lease_until <= ${lease.now}::bigint)
+      ORDER BY created_at, id
+      LIMIT ${lease.limit}
+      FOR UPDATE SKIP LOCKED
+    ), m AS (
+      UPDATE postel.messages m SET
+        lease_token = gen_random_uuid()::text,
+        lease_owner = ${lease.owner},
+        lease_until = ${lease.until}::bigint
+      FROM due WHERE m.id = due.id
+      RETURNING m.*
+    )
+    SELECT ${sql.unsafe(MESSAGE_COLUMNS)}, m.lease_token FROM m ORDER BY m.created_at, m.id`;
+  return rows.map((row) => ({ message: toMessage(row), token: row["lease_token"] as string }));
+}
+
+/**
+ * One statement for the whole batch: per message whose token still matches, mark it fanned out
+ * (`dispatched` when nothing matched, `expired` when its ttl elapsed) and insert its deliveries —
+ * due `now`, or already leased to `lease.owner` until `lease.until` and returned with their message.
+ */
+export async function recordFanout(
+  sql: Sql,
+  results: FanoutResult[],
+  now: number,
+  lease: { owner: string; until: number } | undefined,
+): Promise<ClaimedDelivery[]> {
+  if (results.length === 0) return [];
+  const input = results.map((result) => ({
+    message_id: result.messageId,
+    token: result.token,
+    expired: result.expired === true,
+    deliveries: result.deliveries.map((d) => ({ ...d, createdAt: epochMs(d.createdAt) })),
+  }));
+  const leased = lease !== undefined;
+  const rows = await sql<RawRow[]>`
+    WITH input AS (
+      SELECT * FROM jsonb_to_recordset(${asJson(input)}::text::jsonb)
+        AS i(message_id text, token text, expired boolean, deliveries jsonb)
+    ), fenced AS (
+      UPDATE postel.messages m SET
+        fanned_out_at = ${now}::bigint, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
+        status = CASE WHEN i.expired THEN 'expired'
+          WHEN jsonb_array_length(i.deliveries) = 0 THEN 'dispatched' ELSE m.status END,
+        finished_at = CASE WHEN i.expired OR jsonb_array_length(i.deliveries) = 0
+          THEN ${now}::bigint ELSE m.finished_at END
+      FROM input i
+      WHERE m.id = i.message_id AND m.lease_token = i.token AND m.fanned_out_at IS NULL
+      RETURNING ${sql.unsafe(PREFIXED_MESSAGE_COLUMNS)}, i.expired, i.deliveries
+    ), d AS (
+      INSERT INTO postel.deliveries AS d (id, message_id, endpoint_id, webhook_id, status, retries_used,
+        attempts_made, next_attempt_at, lease_token, lease_owner, created_at, updated_at)
+      SELECT n.id, f.m_id, n."endpointId", n."webhookId", 'pending', 0, 0,
+        ${leased ? lease.until : now}::bigint,
+        CASE WHEN ${leased}::boolean THEN gen_random_uuid()::text END,
+        ${lease?.owner ?? null}::text, n."createdAt", ${now}::bigint
+      FROM fenced f
+      CROSS JOIN LATERAL jsonb_to_recordset(f.deliveries) AS n(id text, "endpointId" text, "webhookId" text, "createdAt" bigint)
+      WHERE NOT f.expired
+      RETURNING d.*
+    )
+    SELECT ${sql.unsafe(DELIVERY_COLUMNS)}, ${sql.unsafe(prefixedMessageColumnsOf("f"))}
+    FROM d JOIN fenced f ON f.m_id = d.message_id
+    WHERE ${leased}::boolean`;
+  return rows.map(toClaimedDelivery);
+}

@@ -1,0 +1,56 @@
+import type { DeliveryRecord, DeliveryReset, ReplaySelector } from "@postel/core";
+import type { Sql } from "postgres";
+import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
+import { DELIVERY_COLUMNS, type RawRow, asJson, toDelivery } from "../internal/rows.js";
+import { REPLAYABLE, lockMessagesOf } from "./finalise-messages.js";
+
+/** Terminal (not cancelled) deliveries of the given messages, or of one endpoint over a time range. */
+export async function findReplayable(
+  sql: Sql,
+  selector: ReplaySelector,
+  limit: number,
+): Promise<DeliveryRecord[]> {
+  const rows =
+    "messageIds" in selector
+      ? await sql<RawRow[]>`
+          SELECT ${sql.unsafe(DELIVERY_COLUMNS)} FROM postel.deliveries d
+          WHERE d.message_id IN (SELECT jsonb_array_elements_text(${asJson(selector.messageIds)}::text::jsonb))
+            AND d.status IN ${sql.unsafe(REPLAYABLE)}
+          ORDER BY d.id
+          LIMIT ${limit}`
+      : await sql<RawRow[]>`
+          SELECT ${sql.unsafe(DELIVERY_COLUMNS)} FROM postel.deliveries d
+          JOIN postel.messages m ON m.id = d.message_id
+          WHERE d.endpoint_id = ${selector.endpointId} AND d.status IN ${sql.unsafe(REPLAYABLE)}
+            AND m.created_at >= ${selector.since}::bigint AND m.created_at < ${selector.until}::bigint
+          ORDER BY d.id
+          LIMIT ${limit}`;
+  return rows.map(toDelivery);
+}
+
+/**
+ * Puts each delivery that is still terminal back to `pending` (due `now`, retries and lease cleared,
+ * the given `webhookId`) and its message back to `pending`, atomically; returns the ids reset.
+ */
+export async function resetDeliveries(sql: Sql, resets: DeliveryReset[], now: number): Promise<string[]> {
+  if (resets.length === 0) return [];
+  const ids = asJson(resets.map((reset) => reset.deliveryId));
+  const [, rows] = await pipelinedTransaction(sql, (tx) => [
+    lockMessagesOf(tx, tx`d.id IN (SELECT jsonb_array_elements_text(${ids}::text::jsonb))`),
+    tx`
+      WITH input AS (
+        SELECT * FROM jsonb_to_recordset(${asJson(resets)}::text::jsonb) AS i("deliveryId" text, "webhookId" text)
+      ), reset AS (
+        UPDATE postel.deliveries d SET status = 'pending', next_attempt_at = ${now}::bigint, retries_used = 0,
+          lease_token = NULL, lease_owner = NULL, webhook_id = i."webhookId", updated_at = ${now}::bigint
+        FROM input i
+        WHERE d.id = i."deliveryId" AND d.status IN ${tx.unsafe(REPLAYABLE)}
+        RETURNING d.id, d.message_id
+      ), reopened AS (
+        UPDATE postel.messages m SET status = 'pending', finished_at = NULL
+        WHERE m.id IN (SELECT message_id FROM reset)
+      )
+      SELECT id FROM reset`,
+  ]);
+  return (rows ?? []).map((row) => row["id"] as string);
+}

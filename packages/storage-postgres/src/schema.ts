@@ -1,0 +1,190 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  customType,
+  integer,
+  jsonb,
+  pgSchema,
+  primaryKey,
+  text,
+  uniqueIndex,
+  index,
+} from "drizzle-orm/pg-core";
+
+// Drizzle table definitions of Postel's schema. drizzle-kit generates migrations/ from this file;
+// the storage itself talks SQL through postgres.js, so these exist for users who want to query.
+// Every timestamp is epoch milliseconds from core's clock: no column defaults to the database's now().
+
+const ms = (name: string) => bigint(name, { mode: "number" });
+
+// Ids compare in code-unit order (core's ids sort by creation time, like InMemoryStorage's `compare`),
+// whatever the database's default collation, so "newest first" listings can walk the primary key.
+const idText = customType<{ data: string; driverData: string }>({ dataType: () => 'text COLLATE "C"' });
+
+// Not exported: `migrate()` creates the schema (and `postel.migrations`) before the first migration
+// runs, so the generated SQL must not contain CREATE SCHEMA.
+const postelSchema = pgSchema("postel");
+
+/** The outbox: one row per `send()`. `payload` keeps the exact JSON text the caller produced. */
+export const messages = postelSchema.table(
+  "messages",
+  {
+    id: idText("id").primaryKey(),
+    type: text("type").notNull(),
+    payload: text("payload").notNull(),
+    tenantId: text("tenant_id"),
+    idempotencyKey: text("idempotency_key"),
+    status: text("status").notNull().default("pending"),
+    createdAt: ms("created_at").notNull(),
+    expiresAt: ms("expires_at"),
+    fannedOutAt: ms("fanned_out_at"),
+    finishedAt: ms("finished_at"),
+    leaseToken: text("lease_token"),
+    leaseOwner: text("lease_owner"),
+    leaseUntil: ms("lease_until"),
+  },
+  (t) => [
+    uniqueIndex("messages_idempotency_key_idx")
+      .on(t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} IS NOT NULL`),
+    index("messages_fanout_due_idx")
+      .on(t.createdAt, t.id)
+      .where(sql`${t.fannedOutAt} IS NULL AND ${t.status} = 'pending'`),
+  ],
+);
+
+/** One row per message × endpoint: the unit of retry state and of leasing. */
+export const deliveries = postelSchema.table(
+  "deliveries",
+  {
+    id: idText("id").primaryKey(),
+    messageId: idText("message_id")
+      .notNull()
+      .references(() => messages.id, { onDelete: "cascade" }),
+    endpointId: idText("endpoint_id").notNull(),
+    webhookId: text("webhook_id").notNull(),
+    status: text("status").notNull(),
+    retriesUsed: integer("retries_used").notNull().default(0),
+    attemptsMade: integer("attempts_made").notNull().default(0),
+    nextAttemptAt: ms("next_attempt_at").notNull(),
+    leaseToken: text("lease_token"),
+    leaseOwner: text("lease_owner"),
+    lastError: text("last_error"),
+    createdAt: ms("created_at").notNull(),
+    updatedAt: ms("updated_at").notNull(),
+  },
+  (t) => [
+    index("deliveries_due_idx").on(t.nextAttemptAt, t.id).where(sql`${t.status} = 'pending'`),
+    index("deliveries_message_id_idx").on(t.messageId),
+    index("deliveries_endpoint_status_idx").on(t.endpointId, t.status),
+    index("deliveries_dead_lettered_idx").on(t.id).where(sql`${t.status} = 'dead-lettered'`),
+  ],
+);
+
+/** The audit trail: one row per HTTP attempt. */
+export const attempts = postelSchema.table(
+  "attempts",
+  {
+    id: idText("id").primaryKey(),
+    deliveryId: idText("delivery_id").notNull(),
+    messageId: idText("message_id").notNull(),
+    endpointId: idText("endpoint_id").notNull(),
+    webhookId: text("webhook_id").notNull(),
+    attemptNumber: integer("attempt_number").notNull(),
+    startedAt: ms("started_at").notNull(),
+    latencyMs: integer("latency_ms").notNull(),
+    outcome: text("outcome").notNull(),
+    statusCode: integer("status_code"),
+    errorCode: text("error_code"),
+    error: text("error"),
+    responseSnippet: text("response_snippet"),
+  },
+  (t) => [index("attempts_message_id_idx").on(t.messageId)],
+);
+
+/** Endpoints, soft-deleted (`deleted_at`) so their history stays readable. */
+export const endpoints = postelSchema.table("endpoints", {
+  id: idText("id").primaryKey(),
+  url: text("url").notNull(),
+  description: text("description"),
+  types: jsonb("types").notNull(),
+  filter: jsonb("filter"),
+  filterFn: text("filter_fn"),
+  transform: text("transform"),
+  headers: jsonb("headers").notNull(),
+  retryPolicy: jsonb("retry_policy"),
+  circuitBreaker: jsonb("circuit_breaker"),
+  autoDisable: jsonb("auto_disable"),
+  tenantId: text("tenant_id"),
+  metadata: jsonb("metadata").notNull(),
+  state: text("state").notNull(),
+  circuitOpenUntil: ms("circuit_open_until"),
+  disabledReason: text("disabled_reason"),
+  createdAt: ms("created_at").notNull(),
+  updatedAt: ms("updated_at").notNull(),
+  deletedAt: ms("deleted_at"),
+});
+
+/** Signing secrets of an endpoint; several are valid at once during a rotation. */
+export const endpointSecrets = postelSchema.table(
+  "endpoint_secrets",
+  {
+    seq: bigint("seq", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    endpointId: idText("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    secret: text("secret").notNull(),
+    createdAt: ms("created_at").notNull(),
+    expiresAt: ms("expires_at"),
+  },
+  (t) => [index("endpoint_secrets_endpoint_id_idx").on(t.endpointId)],
+);
+
+/** Attempt and failure counters per endpoint in fixed buckets (`HEALTH_BUCKET_MS`). */
+export const endpointHealth = postelSchema.table(
+  "endpoint_health",
+  {
+    endpointId: idText("endpoint_id").notNull(),
+    bucketStart: ms("bucket_start").notNull(),
+    attempts: integer("attempts").notNull(),
+    failures: integer("failures").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.endpointId, t.bucketStart] })],
+);
+
+/** Inbound deduplication: `webhook-id`s already handled, until they expire. */
+export const received = postelSchema.table(
+  "received",
+  {
+    id: idText("id").primaryKey(),
+    source: text("source").notNull(),
+    receivedAt: ms("received_at").notNull(),
+    expiresAt: ms("expires_at").notNull(),
+  },
+  (t) => [index("received_expires_at_idx").on(t.expiresAt)],
+);
+
+/** Small counters: `schema_version`, `endpoints_revision`. */
+export const meta = postelSchema.table("meta", {
+  key: text("key").primaryKey(),
+  value: bigint("value", { mode: "number" }).notNull(),
+});
+
+/** Dead-lettered deliveries joined with their message and endpoint url, for ops queries. */
+export const deadLetter = postelSchema
+  .view("dead_letter", {
+    deliveryId: idText("delivery_id").notNull(),
+    messageId: idText("message_id").notNull(),
+    endpointId: idText("endpoint_id").notNull(),
+    endpointUrl: text("endpoint_url"),
+    webhookId: text("webhook_id").notNull(),
+    eventType: text("event_type").notNull(),
+    payload: text("payload").notNull(),
+    tenantId: text("tenant_id"),
+    retriesUsed: integer("retries_used").notNull(),
+    attemptsMade: integer("attempts_made").notNull(),
+    lastError: text("last_error"),
+    messageCreatedAt: ms("message_created_at").notNull(),
+    deadLetteredAt: ms("dead_lettered_at").notNull(),
+  })
+  .existing();

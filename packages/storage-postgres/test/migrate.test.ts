@@ -1,0 +1,125 @@
+import { isPostelError, SchemaMismatchError } from "@postel/core";
+import postgres from "postgres";
+import { afterEach, describe, expect, test } from "vitest";
+import { migrate, PostgresStorage } from "../src/index.js";
+import { createTestDatabase, type TestDatabase } from "./support/database.js";
+import { newMessage } from "./support/messages.js";
+
+const TABLES = [
+  "attempts",
+  "deliveries",
+  "endpoint_health",
+  "endpoint_secrets",
+  "endpoints",
+  "messages",
+  "meta",
+  "migrations",
+  "received",
+];
+
+let database: TestDatabase | undefined;
+const freshDatabase = async () => {
+  database = await createTestDatabase();
+  return database;
+};
+afterEach(async () => {
+  await database?.drop();
+  database = undefined;
+});
+
+describe("migrate()", () => {
+  test("a fresh database gets every table and the dead_letter view in schema postel", async () => {
+    const sql = (await freshDatabase()).connect();
+    await migrate(sql);
+    const tables = await sql<{ table_name: string; table_type: string }[]>`
+      SELECT table_name, table_type FROM information_schema.tables
+      WHERE table_schema = 'postel' ORDER BY table_name`;
+    expect(tables.filter((t) => t.table_type === "BASE TABLE").map((t) => t.table_name)).toEqual(TABLES);
+    expect(tables.filter((t) => t.table_type === "VIEW").map((t) => t.table_name)).toEqual(["dead_letter"]);
+    const applied = await sql`SELECT name, hash FROM postel.migrations ORDER BY name`;
+    expect(applied.map((row) => row["name"])).toEqual(["0000_init", "0001_dead-letter-view"]);
+  });
+
+  test("a second migrate() is a no-op", async () => {
+    const sql = (await freshDatabase()).connect();
+    await migrate(sql, () => 1_000);
+    await migrate(sql, () => 2_000);
+    const applied = await sql`SELECT name, applied_at FROM postel.migrations ORDER BY name`;
+    expect(applied.map((row) => Number(row["applied_at"]))).toEqual([1_000, 1_000]);
+  });
+
+  test("5 concurrent migrate() calls on separate connections to a fresh database all succeed", async () => {
+    const db = await freshDatabase();
+    const pools = Array.from({ length: 5 }, () => db.connect({ max: 1 }));
+    await Promise.all(pools.map((sql) => migrate(sql)));
+    const [row] = await pools[0]!`SELECT count(*)::int AS n FROM postel.migrations`;
+    expect(row?.["n"]).toBe(2);
+  });
+
+  test("leaves the host's public schema and drizzle journal untouched", async () => {
+    const sql = (await freshDatabase()).connect();
+    await sql`CREATE TABLE public.orders (id int PRIMARY KEY)`;
+    await sql`CREATE SCHEMA drizzle`;
+    await sql`CREATE TABLE drizzle.__drizzle_migrations (id serial PRIMARY KEY, hash text NOT NULL)`;
+    await sql`INSERT INTO drizzle.__drizzle_migrations (hash) VALUES ('host-migration')`;
+    await migrate(sql);
+    const publicTables =
+      await sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`;
+    expect(publicTables.map((row) => row["table_name"])).toEqual(["orders"]);
+    const journal = await sql`SELECT hash FROM drizzle.__drizzle_migrations`;
+    expect(journal.map((row) => row["hash"])).toEqual(["host-migration"]);
+  });
+
+  test("a database migrated by a newer version refuses to start with SchemaMismatchError", async () => {
+    const db = await freshDatabase();
+    const sql = db.connect();
+    await migrate(sql);
+    await sql`INSERT INTO postel.migrations (name, hash, applied_at) VALUES ('9999_from_the_future', 'x', 0)`;
+
+    const error = await migrate(sql).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaMismatchError);
+    expect(isPostelError(error) && error.code).toBe("SCHEMA_MISMATCH");
+    expect((error as Error).message).toMatch(/9999_from_the_future.*Upgrade @postel\/storage-postgres/s);
+
+    for (const migrateOnFirstUse of [true, false]) {
+      const storage = PostgresStorage({ sql }, { migrate: migrateOnFirstUse });
+      await expect(storage.enqueue(newMessage())).rejects.toBeInstanceOf(SchemaMismatchError);
+    }
+  });
+});
+
+describe("first use", () => {
+  test("migrates by default, so the first call just works", async () => {
+    const db = await freshDatabase();
+    const storage = PostgresStorage({ url: db.url });
+    try {
+      const message = newMessage();
+      await storage.enqueue(message);
+      expect(await storage.getMessage(message.id)).toMatchObject({ id: message.id });
+    } finally {
+      await storage.close();
+    }
+  });
+
+  test("with migrate: false on an empty database, calls fail with SchemaMismatchError naming migrate()", async () => {
+    const db = await freshDatabase();
+    const sql = db.connect();
+    const storage = PostgresStorage({ sql }, { migrate: false });
+    const error = await storage.getMessage("msg_1").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaMismatchError);
+    expect((error as Error).message).toContain("migrate()");
+  });
+
+  test("a storage given a url owns its pool: close() ends it", async () => {
+    const db = await freshDatabase();
+    const storage = PostgresStorage({ url: db.url });
+    await storage.migrate();
+    await storage.close();
+    await expect(storage.getMessage("msg_1")).rejects.toThrow();
+    const probe = postgres(db.url, { max: 1 });
+    const rows =
+      await probe`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${db.name} AND pid <> pg_backend_pid()`;
+    await probe.end();
+    expect(rows[0]?.["n"]).toBe(0);
+  });
+});

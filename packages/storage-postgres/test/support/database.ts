@@ -1,0 +1,45 @@
+import { randomUUID } from "node:crypto";
+import postgres, { type Sql } from "postgres";
+
+/** The server the tests use; override with POSTEL_TEST_POSTGRES_URL (any database on it works). */
+export const SERVER_URL =
+  process.env["POSTEL_TEST_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** A throwaway database on the test server, so test files never see each other's rows. */
+export interface TestDatabase {
+  url: string;
+  name: string;
+  /** A new postgres.js pool on the database (ended by `drop`). */
+  connect(options?: postgres.Options<Record<string, postgres.PostgresType>>): Sql;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `postel_test_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const admin = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  const pools: Sql[] = [];
+  return {
+    url: url.toString(),
+    name,
+    connect(options = {}) {
+      const sql = postgres(url.toString(), { onnotice: () => {}, ...options });
+      pools.push(sql);
+      return sql;
+    },
+    async drop() {
+      await Promise.all(pools.map((sql) => sql.end({ timeout: 5 })));
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end({ timeout: 5 });
+    },
+  };
+}
+
+/** Empties every Postel table (the schema and its migrations stay). */
+export async function truncatePostel(sql: Sql): Promise<void> {
+  await sql`
+    TRUNCATE postel.messages, postel.deliveries, postel.attempts, postel.endpoints, postel.endpoint_secrets,
+      postel.endpoint_health, postel.received RESTART IDENTITY`;
+}
