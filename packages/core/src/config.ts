@@ -3,7 +3,8 @@ import { ExponentialBackoff, isRetryPolicy, type RetryPolicy } from "./backoff.j
 import { type Clock, systemClock } from "./clock.js";
 import { type Duration, parseDuration } from "./duration.js";
 import { ConfigurationError, type ConfigurationIssue } from "./errors.js";
-import type { OutboundEvent, Endpoint } from "./outbound/types.js";
+import type { InboundSourceOptions } from "./inbound/sources.js";
+import type { Endpoint, OutboundEvent } from "./outbound/types.js";
 import { defaultRandom, type Random } from "./random.js";
 import type { AutoDisableSettings, CircuitBreakerSettings } from "./storage/records.js";
 import type { Storage } from "./storage/storage.js";
@@ -84,8 +85,13 @@ export interface OutboundOptions<S extends Storage<unknown> = Storage<unknown>> 
 }
 
 /** Options of `Postel()`. */
-export interface PostelOptions<S extends Storage<unknown> = Storage<unknown>> {
+export interface PostelOptions<
+  S extends Storage<unknown> = Storage<unknown>,
+  I extends Record<string, InboundSourceOptions<unknown>> = Record<string, InboundSourceOptions<unknown>>,
+> {
   outbound?: OutboundOptions<S>;
+  /** Named sources webhooks are received from: `{ billing: { verify: "whsec_...", dedup } }`. */
+  inbound?: I;
   /** Source of time. Default: the system clock. Tests pass a `ManualClock`. */
   clock?: Clock;
   /** Source of randomness for jitter. Default `Math.random`. */
@@ -238,6 +244,8 @@ const OutboundSchema = v.strictObject({
 
 const PostelSchema = v.strictObject({
   outbound: v.optional(OutboundSchema),
+  // Validated by the receiver itself (parseInboundSources), which lists every bad source at once.
+  inbound: v.optional(v.record(v.string(), v.unknown(), "must map source names to { verify, ... }")),
   clock: v.optional(
     v.custom<Clock>(
       (x) =>

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type OutboundConfig, type PostelOptions, parsePostelOptions } from "./config.js";
+import { type PostelOptions, parsePostelOptions } from "./config.js";
 import { Dispatcher, type DrainOptions, type DrainResult } from "./engine/dispatcher.js";
 import { EndpointCache } from "./engine/endpoint-cache.js";
 import { Emitter, type PostelEventMap, type PostelEventName } from "./engine/events.js";
@@ -18,6 +18,8 @@ import {
 import { send } from "./outbound/send.js";
 import type { SendEvent, SendResult } from "./outbound/types.js";
 import type { Storage, TransactionOf } from "./storage/storage.js";
+import { Receiver } from "./inbound/receiver.js";
+import type { InboundSourceOptions } from "./inbound/sources.js";
 
 /** The sending side: `postel.outbound`. */
 export interface Outbound<S extends Storage<unknown>> {
@@ -41,8 +43,14 @@ export interface Outbound<S extends Storage<unknown>> {
 }
 
 /** A Postel instance. */
-export interface PostelInstance<S extends Storage<unknown>> {
+export interface PostelInstance<
+  S extends Storage<unknown>,
+  I extends Record<string, InboundSourceOptions<unknown>> = Record<string, InboundSourceOptions<unknown>>,
+> {
+  /** The sending side (throws a `ConfigurationError` when `outbound` was not configured). */
   outbound: Outbound<S>;
+  /** The receiving side (throws a `ConfigurationError` when `inbound` was not configured). */
+  inbound: Receiver<I>;
   /** Migrates storage (when it has migrations) and starts this process's worker pool. */
   start(): Promise<void>;
   /** Stops claiming work and waits for in-flight deliveries to be recorded. */
@@ -64,11 +72,16 @@ export interface PostelInstance<S extends Storage<unknown>> {
  * await postel.outbound.send({ type: "order.created", data: { id: 1 } });
  * await postel.start();
  */
-export function Postel<S extends Storage<unknown>>(options: PostelOptions<S>): PostelInstance<S> {
+export function Postel<
+  S extends Storage<unknown>,
+  I extends Record<string, InboundSourceOptions<unknown>> = Record<string, InboundSourceOptions<unknown>>,
+>(options: PostelOptions<S, I>): PostelInstance<S, I> {
   const { outbound, clock, random } = parsePostelOptions(options, () => `w_${randomUUID().slice(0, 8)}`);
+  const receiver = options.inbound ? Receiver({ sources: options.inbound, clock }) : undefined;
+  if (!outbound) return receiverOnly(receiver);
   const events = new Emitter();
   const newId = createIdGenerator(clock);
-  const config = outbound ?? missingOutbound();
+  const config = outbound;
   const cache = new EndpointCache(config, clock);
   let http: HttpSender | undefined;
   const httpSender = (): HttpSender => {
@@ -103,6 +116,9 @@ export function Postel<S extends Storage<unknown>>(options: PostelOptions<S>): P
   };
 
   return {
+    get inbound() {
+      return receiver ?? notConfigured("inbound", '{ inbound: { billing: { verify: "whsec_..." } } }');
+    },
     outbound: {
       send: (event, sendOptions) => send({ config, clock, newId, wake }, event, sendOptions),
       endpoints: createEndpointsApi({ config, clock, newId, changed: () => cache.invalidate() }),
@@ -133,11 +149,26 @@ export function Postel<S extends Storage<unknown>>(options: PostelOptions<S>): P
   };
 }
 
-function missingOutbound(): OutboundConfig {
-  throw new ConfigurationError([
-    {
-      path: "outbound",
-      message: "is required: pass { outbound: { storage: InMemoryStorage() } } or a database storage",
+function notConfigured(side: "inbound" | "outbound", example: string): never {
+  throw new ConfigurationError([{ path: side, message: `is not configured: pass ${example} to Postel()` }]);
+}
+
+/** A Postel with only a receiver: every outbound call explains how to configure it. */
+function receiverOnly<S extends Storage<unknown>, I extends Record<string, InboundSourceOptions<unknown>>>(
+  receiver: Receiver<I> | undefined,
+): PostelInstance<S, I> {
+  const missing = () => notConfigured("outbound", "{ outbound: { storage: InMemoryStorage() } }");
+  return {
+    get inbound() {
+      return receiver ?? notConfigured("inbound", '{ inbound: { billing: { verify: "whsec_..." } } }');
     },
-  ]);
+    get outbound(): Outbound<S> {
+      return missing();
+    },
+    start: async () => missing(),
+    stop: async () => {},
+    drain: async () => missing(),
+    on: () => missing(),
+    close: async () => {},
+  };
 }

@@ -5,3 +5,9 @@
 export { ManualClock } from "./clock.js";
 export type { ConformanceGroup, StorageConformanceOptions } from "./testing/run-storage-conformance.js";
 export { runStorageConformance } from "./testing/run-storage-conformance.js";
+export { runAdapterConformance } from "./testing/run-adapter-conformance.js";
+export type {
+  AdapterConformanceOptions,
+  AdapterResponse,
+  MountedAdapter,
+} from "./testing/run-adapter-conformance.js";

@@ -1,0 +1,253 @@
+import {
+  type HeadersLike,
+  isPostelError,
+  type VerifiedWebhook,
+  WebhookVerificationError,
+} from "@postel/signing";
+import { type Clock, systemClock } from "../clock.js";
+import { InboundError } from "./errors.js";
+import { type InboundSource, type InboundSourceOptions, parseInboundSources } from "./sources.js";
+import type { InferOutput } from "./standard-schema.js";
+
+/** What a framework gate hands over: the exact received bytes, the headers, and the full URL. */
+export interface InboundRequest {
+  body: Uint8Array;
+  headers: HeadersLike;
+  url?: string;
+}
+
+/** A verified, parsed (and, with a schema, validated) webhook. */
+export interface VerifiedEvent<TPayload = unknown> {
+  source: string;
+  /** The sender's message id (`webhook-id`), when the scheme has one. */
+  id: string | undefined;
+  timestamp: Date | undefined;
+  /** Which scheme verified it, which configured verifier (index) and which of its keys. */
+  scheme: string;
+  verifierIndex: number;
+  keyIndex: number;
+  /** The parsed body. */
+  payload: TPayload;
+  /** The exact bytes received. */
+  body: Uint8Array;
+}
+
+/** The HTTP answer the gate decided; adapters write it out as is. */
+export interface GateResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** What the handler threw, for the framework's own error logging. */
+  error?: unknown;
+}
+
+/** Handles one verified webhook. Throwing releases the dedup record so the sender's retry is processed. */
+export type WebhookHandler<TPayload = unknown> = (event: VerifiedEvent<TPayload>) => unknown;
+
+type Sources = Record<string, InboundSourceOptions<unknown>>;
+type PayloadOf<S extends Sources, K extends keyof S> = S[K] extends { schema: infer Schema }
+  ? InferOutput<Schema>
+  : unknown;
+
+/** The receiving side: verify and handle webhooks for named sources. Framework adapters wrap it. */
+export interface Receiver<S extends Sources = Sources> {
+  /** Source names, for adapters' error messages. */
+  readonly sources: readonly string[];
+  /** Largest body a source accepts; adapters stop reading past it. */
+  maxBodyBytes(source: keyof S & string): number;
+  /** Verifies, parses and validates; throws `InboundError` (with its HTTP `status`) otherwise. Does not deduplicate. */
+  verify<K extends keyof S & string>(
+    source: K,
+    request: InboundRequest,
+  ): Promise<VerifiedEvent<PayloadOf<S, K>>>;
+  /** The whole gate: verify → dedup → handler, answered as an HTTP response. Never throws. */
+  handle<K extends keyof S & string>(
+    source: K,
+    request: InboundRequest,
+    handler: WebhookHandler<PayloadOf<S, K>>,
+  ): Promise<GateResponse>;
+}
+
+/**
+ * Builds a receiver from named sources. A receiver-only app needs nothing else: no storage, no worker.
+ * @example
+ * const receiver = Receiver({ sources: { billing: { verify: process.env.BILLING_WEBHOOK_SECRET! } } });
+ */
+export function Receiver<S extends Sources>(options: { sources: S; clock?: Clock }): Receiver<S> {
+  const sources = parseInboundSources(options.sources);
+  const clock = options.clock ?? systemClock;
+  const sourceOf = (name: string): InboundSource => {
+    const source = sources.get(name);
+    if (!source) {
+      throw new InboundError(
+        "UNKNOWN_SOURCE",
+        `No inbound source named ${JSON.stringify(name)}; configured: ${[...sources.keys()].join(", ") || "none"}.`,
+      );
+    }
+    return source;
+  };
+
+  async function verify(name: string, request: InboundRequest): Promise<VerifiedEvent<never>> {
+    const source = sourceOf(name);
+    if (request.body.byteLength > source.maxBodyBytes) {
+      throw new InboundError(
+        "PAYLOAD_TOO_LARGE",
+        `The body is larger than ${source.maxBodyBytes} bytes, the limit of source "${name}".`,
+      );
+    }
+    const now = clock.now();
+    const { verified, verifierIndex } = runVerifiers(source, request, now);
+    let payload = parsePayload(source, request.body);
+    if (source.schema) {
+      const result = await source.schema["~standard"].validate(payload);
+      if (result.issues) {
+        const detail = result.issues
+          .slice(0, 5)
+          .map((i) => `${formatPath(i.path)}${i.message}`)
+          .join("; ");
+        throw new InboundError(
+          "PAYLOAD_INVALID",
+          `The payload does not match the schema of source "${name}": ${detail}.`,
+        );
+      }
+      payload = result.value;
+    }
+    return {
+      source: name,
+      id: verified.id,
+      timestamp: verified.timestamp,
+      scheme: verified.scheme,
+      verifierIndex,
+      keyIndex: verified.keyIndex,
+      payload: payload as never,
+      body: request.body,
+    };
+  }
+
+  async function handle(
+    name: string,
+    request: InboundRequest,
+    handler: WebhookHandler<never>,
+  ): Promise<GateResponse> {
+    let event: VerifiedEvent<never>;
+    try {
+      event = await verify(name, request);
+    } catch (error) {
+      return errorResponse(error);
+    }
+    const dedup = sources.get(name)?.dedup ?? null;
+    const key = event.id === undefined ? null : { source: name, id: event.id };
+    if (dedup && key) {
+      const now = clock.now();
+      const claim = await dedup.store.claim(key, now, now + dedup.processingTimeoutMs);
+      if (claim === "duplicate") {
+        return json(200, { ok: true, duplicate: true }, { "x-postel-duplicate": "true" });
+      }
+      if (claim === "in-flight") {
+        const error = new InboundError(
+          "DUPLICATE_IN_FLIGHT",
+          "This webhook id is being processed right now; retry later.",
+        );
+        return { ...errorResponse(error), headers: { ...errorResponse(error).headers, "retry-after": "5" } };
+      }
+    }
+    try {
+      await handler(event);
+    } catch (error) {
+      if (dedup && key) await dedup.store.release(key);
+      const failed = new InboundError(
+        "HANDLER_FAILED",
+        "The webhook handler failed; the sender should retry.",
+      );
+      return { ...errorResponse(failed), error };
+    }
+    if (dedup && key) {
+      const now = clock.now();
+      await dedup.store.complete(key, now, now + dedup.ttlMs);
+    }
+    return json(200, { ok: true });
+  }
+
+  return {
+    sources: [...sources.keys()],
+    maxBodyBytes: (name) => sourceOf(name).maxBodyBytes,
+    verify: verify as Receiver<S>["verify"],
+    handle: handle as Receiver<S>["handle"],
+  };
+}
+
+// When several verifiers all fail, report the most specific reason, not "header missing" from a
+// scheme that simply does not apply to this request.
+const SPECIFICITY = ["TIMESTAMP_OUT_OF_WINDOW", "SIGNATURE_INVALID", "MALFORMED_HEADER", "MISSING_HEADER"];
+
+function runVerifiers(source: InboundSource, request: InboundRequest, now: number) {
+  const failures: WebhookVerificationError[] = [];
+  for (const [verifierIndex, verifier] of source.verifiers.entries()) {
+    try {
+      return { verified: verifier.verify(request, now) as VerifiedWebhook, verifierIndex };
+    } catch (error) {
+      if (error instanceof WebhookVerificationError) failures.push(error);
+      else {
+        throw new InboundError(
+          "RECEIVER_MISCONFIGURED",
+          `Verifier ${verifierIndex} (${verifier.scheme}) of source "${source.name}" failed: ${isPostelError(error) ? error.message : "unexpected error"}`,
+          { cause: error },
+        );
+      }
+    }
+  }
+  failures.sort((a, b) => SPECIFICITY.indexOf(a.code) - SPECIFICITY.indexOf(b.code));
+  const best = failures[0];
+  throw new InboundError(
+    (best?.code ?? "SIGNATURE_INVALID") as "SIGNATURE_INVALID",
+    best?.message ?? "No verifier accepted the request.",
+    { cause: best },
+  );
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+function parsePayload(source: InboundSource, body: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = decoder.decode(body);
+  } catch {
+    if (source.parse === "text") return body;
+    throw new InboundError(
+      "PAYLOAD_INVALID",
+      'The verified body is not valid UTF-8, so it cannot be parsed; use parse: "text" to receive the bytes.',
+    );
+  }
+  if (source.parse === "text") return text;
+  if (source.parse === "form") return Object.fromEntries(new URLSearchParams(text));
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new InboundError(
+      "PAYLOAD_INVALID",
+      'The verified body is not valid JSON; use parse: "text" or "form" for other content types.',
+    );
+  }
+}
+
+function formatPath(path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined): string {
+  if (!path || path.length === 0) return "";
+  return `${path.map((p) => String(typeof p === "object" ? p.key : p)).join(".")}: `;
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): GateResponse {
+  return { status, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) };
+}
+
+/** The gate's answer for an error: `{ "error": { code, message } }` with the code in `x-postel-error`. */
+export function errorResponse(error: unknown): GateResponse {
+  const inbound =
+    error instanceof InboundError
+      ? error
+      : new InboundError("RECEIVER_MISCONFIGURED", "The receiver failed unexpectedly.", { cause: error });
+  return json(
+    inbound.status,
+    { error: { code: inbound.code, message: inbound.message } },
+    { "x-postel-error": inbound.code },
+  );
+}
