@@ -8,3 +8,4 @@ export { assertMigrated, migrate } from "./migrate.js";
 export { PostgresStorage } from "./postgres-storage.js";
 export type { PostgresStorageInstance, PostgresStorageOptions } from "./postgres-storage.js";
 export { WAKE_CHANNEL } from "./queries/enqueue.js";
+export { PostgresDedupStore } from "./dedup-store.js";

@@ -156,12 +156,14 @@ export const endpointHealth = postelSchema.table(
 export const received = postelSchema.table(
   "received",
   {
-    id: idText("id").primaryKey(),
     source: text("source").notNull(),
+    id: idText("id").notNull(),
+    /** `processing` while a handler runs (until `expires_at`), then `done` until `expires_at`. */
+    status: text("status").notNull(),
     receivedAt: ms("received_at").notNull(),
     expiresAt: ms("expires_at").notNull(),
   },
-  (t) => [index("received_expires_at_idx").on(t.expiresAt)],
+  (t) => [primaryKey({ columns: [t.source, t.id] }), index("received_expires_at_idx").on(t.expiresAt)],
 );
 
 /** Small counters: `schema_version`, `endpoints_revision`. */
