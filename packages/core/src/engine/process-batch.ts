@@ -91,7 +91,7 @@ async function plan(
   endpoints: ReadonlyMap<string, CompiledEndpoint>,
 ): Promise<Plan[]> {
   const now = ctx.clock.now();
-  const probeSlots = new Map<string, { slot: number; won: boolean; taken: boolean }>();
+  const probeSlots = new Map<string, { slot: number; retryAt: number; won: boolean; taken: boolean }>();
   const plans: Plan[] = [];
   for (const claimed of batch) {
     const skip = (transition: DeliveryTransition): Plan => ({
@@ -120,13 +120,15 @@ async function plan(
           { state: "circuit-open", circuitOpenUntil: slot, disabledReason: null },
           now,
         );
-        probe = { slot, won, taken: false };
+        // The others wait one cooldown (the probe's verdict is in by then), never past the probe slot.
+        const cooldownMs = endpoint.circuitBreaker?.cooldownMs ?? ctx.config.http.timeoutMs;
+        probe = { slot, retryAt: Math.min(slot, now + cooldownMs), won, taken: false };
         probeSlots.set(endpoint.record.id, probe);
       }
       if (probe.won && !probe.taken) {
         probe.taken = true;
         plans.push({ kind: "send", claimed, endpoint, probeSlot: probe.slot });
-      } else plans.push(skip({ kind: "deferred", nextAttemptAt: probe.slot }));
+      } else plans.push(skip({ kind: "deferred", nextAttemptAt: probe.retryAt }));
     } else plans.push({ kind: "send", claimed, endpoint, probeSlot: null });
   }
   if (probeSlots.size > 0) ctx.cache.invalidate();
