@@ -1,0 +1,5 @@
+export { migrate } from "./migrate.js";
+export * as schema from "./schema.js";
+export { SqliteStorage } from "./sqlite-storage.js";
+export type { DrizzleSqliteDatabase, SqliteConnection, SqliteStorageOptions } from "./sqlite-storage.js";
+export type { DrizzleSqliteTransaction, SqliteTransaction } from "./transaction.js";

@@ -1,0 +1,81 @@
+import type { Client, InArgs, ResultSet, Row } from "@libsql/client";
+import { InvalidInputError, SchemaMismatchError } from "@postel/core";
+import type { Writer } from "./writer.js";
+import { serialiseWrite } from "./write-lock.js";
+
+/** One statement with named (`:name`) arguments. */
+export interface Statement {
+  sql: string;
+  args?: InArgs;
+}
+
+/** The seam every role module uses: reads in autocommit, writes as one single-writer transaction. */
+export interface Db {
+  /** Run one read-only statement and return its rows. */
+  read(statement: Statement): Promise<Row[]>;
+  /**
+   * Run `statements` as one write transaction (`BEGIN IMMEDIATE` … `COMMIT`, via `client.batch`),
+   * queued behind this process's other writes. Later statements see the effects of earlier ones.
+   */
+  write(statements: Statement[]): Promise<ResultSet[]>;
+}
+
+/**
+ * A `Db` reading through `client` and writing through the writer `ready()` resolves to, once the
+ * connection is set up (and migrated).
+ */
+export function createDb(client: Client, ready: () => Promise<Writer>): Db {
+  return {
+    async read(statement) {
+      await ready();
+      try {
+        return (await client.execute(statement)).rows;
+      } catch (error) {
+        throw translateError(error);
+      }
+    },
+    async write(statements) {
+      const writer = await ready();
+      return serialiseWrite(async () => {
+        try {
+          return await writer.batch(statements);
+        } catch (error) {
+          throw translateError(error);
+        }
+      });
+    },
+  };
+}
+
+/**
+ * Turn driver errors with a known fix into Postel errors: a missing table means the schema was never
+ * migrated; a duplicate message id is bad input. Anything else is returned unchanged.
+ */
+export function translateError(error: unknown): unknown {
+  const message = messagesOf(error).join("\n");
+  const missing = /no such (?:table|view): (\w+)/.exec(message);
+  if (missing) {
+    return new SchemaMismatchError(
+      "SCHEMA_MISMATCH",
+      `SQLite table "${missing[1]}" does not exist: Postel's schema has not been applied to this database. ` +
+        "Call `await storage.migrate()` once at startup (or create SqliteStorage without `migrate: false`).",
+      { cause: error },
+    );
+  }
+  if (/UNIQUE constraint failed: postel_messages\.id/.test(message)) {
+    return new InvalidInputError("INVALID_ARGUMENT", "A message with this id already exists.", {
+      cause: error,
+    });
+  }
+  return error;
+}
+
+function messagesOf(error: unknown): string[] {
+  const messages: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
+    messages.push(current.message);
+    current = current.cause;
+  }
+  return messages;
+}

@@ -1,0 +1,155 @@
+import type { Row, Value } from "@libsql/client";
+import type {
+  AttemptOutcome,
+  AttemptRecord,
+  DeliveryRecord,
+  DeliveryStatus,
+  EndpointRecord,
+  EndpointSecret,
+  EndpointState,
+  MessageRecord,
+  MessageStatus,
+} from "@postel/core";
+
+// Rows come back with whatever `intMode` the client was created with (number, bigint or string),
+// so integer columns go through Number().
+
+/** The value of `column`, null when absent. */
+function get(row: Row, column: string): Value {
+  return row[column] ?? null;
+}
+
+/** Integer column. */
+export function int(row: Row, column: string): number {
+  return Number(get(row, column));
+}
+
+/** Nullable integer column. */
+export function intOrNull(row: Row, column: string): number | null {
+  const value = get(row, column);
+  return value === null ? null : Number(value);
+}
+
+/** Text column. */
+export function str(row: Row, column: string): string {
+  return String(get(row, column));
+}
+
+/** Nullable text column. */
+export function strOrNull(row: Row, column: string): string | null {
+  const value = get(row, column);
+  return value === null ? null : String(value);
+}
+
+/** Nullable JSON text column, parsed. */
+export function jsonOrNull<T>(row: Row, column: string): T | null {
+  const value = strOrNull(row, column);
+  return value === null ? null : (JSON.parse(value) as T);
+}
+
+/** Code-unit order of ids, as SQLite's BINARY collation sorts them (core's ids sort by creation). */
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** JSON text of a value, keeping SQL NULL for null. */
+export function toJson(value: unknown): string | null {
+  return value === null ? null : JSON.stringify(value);
+}
+
+const MESSAGE_COLUMNS = [
+  "id",
+  "type",
+  "payload",
+  "tenant_id",
+  "idempotency_key",
+  "status",
+  "created_at",
+  "expires_at",
+  "fanned_out_at",
+  "finished_at",
+];
+
+/** `m.id AS m_id, …`: the message columns of a join, prefixed so they never clash with a delivery's. */
+export const JOINED_MESSAGE_COLUMNS = MESSAGE_COLUMNS.map((column) => `m.${column} AS m_${column}`).join(
+  ", ",
+);
+
+/** A `postel_messages` row (or its columns under `prefix` in a join). */
+export function toMessage(row: Row, prefix = ""): MessageRecord {
+  return {
+    id: str(row, `${prefix}id`),
+    type: str(row, `${prefix}type`),
+    payload: str(row, `${prefix}payload`),
+    tenantId: strOrNull(row, `${prefix}tenant_id`),
+    idempotencyKey: strOrNull(row, `${prefix}idempotency_key`),
+    createdAt: int(row, `${prefix}created_at`),
+    expiresAt: intOrNull(row, `${prefix}expires_at`),
+    status: str(row, `${prefix}status`) as MessageStatus,
+    fannedOutAt: intOrNull(row, `${prefix}fanned_out_at`),
+    finishedAt: intOrNull(row, `${prefix}finished_at`),
+  };
+}
+
+/** A `postel_deliveries` row. */
+export function toDelivery(row: Row): DeliveryRecord {
+  return {
+    id: str(row, "id"),
+    messageId: str(row, "message_id"),
+    endpointId: str(row, "endpoint_id"),
+    webhookId: str(row, "webhook_id"),
+    createdAt: int(row, "created_at"),
+    status: str(row, "status") as DeliveryStatus,
+    retriesUsed: int(row, "retries_used"),
+    attemptsMade: int(row, "attempts_made"),
+    nextAttemptAt: int(row, "next_attempt_at"),
+    leaseToken: strOrNull(row, "lease_token"),
+    leaseOwner: strOrNull(row, "lease_owner"),
+    lastError: strOrNull(row, "last_error"),
+    updatedAt: int(row, "updated_at"),
+  };
+}
+
+/** A `postel_attempts` row. */
+export function toAttempt(row: Row): AttemptRecord {
+  return {
+    id: str(row, "id"),
+    deliveryId: str(row, "delivery_id"),
+    messageId: str(row, "message_id"),
+    endpointId: str(row, "endpoint_id"),
+    webhookId: str(row, "webhook_id"),
+    attemptNumber: int(row, "attempt_number"),
+    startedAt: int(row, "started_at"),
+    latencyMs: int(row, "latency_ms"),
+    outcome: str(row, "outcome") as AttemptOutcome,
+    statusCode: intOrNull(row, "status_code"),
+    errorCode: strOrNull(row, "error_code"),
+    error: strOrNull(row, "error"),
+    responseSnippet: strOrNull(row, "response_snippet"),
+  };
+}
+
+/** A `postel_endpoints` row with its `secrets` column (a JSON array built by the query, newest first). */
+export function toEndpoint(row: Row): EndpointRecord {
+  return {
+    id: str(row, "id"),
+    url: str(row, "url"),
+    description: strOrNull(row, "description"),
+    types: jsonOrNull<string[]>(row, "types") ?? [],
+    filter: jsonOrNull(row, "filter"),
+    filterFn: strOrNull(row, "filter_fn"),
+    transform: strOrNull(row, "transform"),
+    headers: jsonOrNull(row, "headers") ?? {},
+    retryPolicy: jsonOrNull(row, "retry_policy"),
+    circuitBreaker: jsonOrNull(row, "circuit_breaker"),
+    autoDisable: jsonOrNull(row, "auto_disable"),
+    tenantId: strOrNull(row, "tenant_id"),
+    metadata: jsonOrNull(row, "metadata") ?? {},
+    state: str(row, "state") as EndpointState,
+    circuitOpenUntil: intOrNull(row, "circuit_open_until"),
+    disabledReason: strOrNull(row, "disabled_reason"),
+    createdAt: int(row, "created_at"),
+    updatedAt: int(row, "updated_at"),
+    secrets: jsonOrNull<EndpointSecret[]>(row, "secrets") ?? [],
+  };
+}

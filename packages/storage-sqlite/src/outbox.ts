@@ -1,0 +1,85 @@
+import type { ClaimedDelivery, ClaimedMessage, FanoutResult, LeaseRequest, NewMessage } from "@postel/core";
+import type { Db } from "./internal/database.js";
+import { leaseArgs, leaseTokenSql, newLeaseNonce, selectLeased, toClaimed } from "./internal/lease-tokens.js";
+import { compareIds, str, toMessage } from "./internal/rows.js";
+import { jsonRows } from "./internal/sql-fragments.js";
+import { enqueueMessage, type SqliteTransaction } from "./transaction.js";
+
+/** The outbox verbs: `enqueue`, and the fan-out lease over messages not yet fanned out. */
+export function outbox(db: Db) {
+  return {
+    enqueue: (message: NewMessage, options?: { tx?: SqliteTransaction | undefined }) =>
+      enqueueMessage(db, message, options?.tx),
+
+    async claimFanout(lease: LeaseRequest): Promise<ClaimedMessage[]> {
+      // One statement inside BEGIN IMMEDIATE: the subquery walks only the un-fanned partial index.
+      const [claimed] = await db.write([
+        {
+          sql: `UPDATE postel_messages
+            SET lease_token = ${leaseTokenSql("created_at", "id")}, lease_owner = :owner, lease_until = :until
+            WHERE id IN (
+              SELECT id FROM postel_messages
+              WHERE fanned_out_at IS NULL AND (lease_until IS NULL OR lease_until <= :now)
+              ORDER BY created_at, id LIMIT :limit)
+            RETURNING *`,
+          args: { nonce: newLeaseNonce(), ...leaseArgs(lease) },
+        },
+      ]);
+      return (claimed?.rows ?? [])
+        .map((row) => ({ message: toMessage(row), token: str(row, "lease_token") }))
+        .sort((a, b) => a.message.createdAt - b.message.createdAt || compareIds(a.message.id, b.message.id));
+    },
+
+    async recordFanout(
+      results: FanoutResult[],
+      now: number,
+      lease?: { owner: string; until: number },
+    ): Promise<ClaimedDelivery[]> {
+      if (results.length === 0) return [];
+      const nonce = newLeaseNonce();
+      const deliveries = results.flatMap((result) =>
+        result.expired
+          ? []
+          : result.deliveries.map((d) => ({ ...d, fenceId: result.messageId, token: result.token })),
+      );
+      const fanned = results.map((r) => ({
+        id: r.messageId,
+        token: r.token,
+        expired: r.expired === true,
+        empty: r.deliveries.length === 0,
+      }));
+      const [, , leased] = await db.write([
+        // Deliveries only for messages whose fan-out lease is still ours (checked before it is cleared).
+        {
+          sql: `INSERT INTO postel_deliveries (id, message_id, endpoint_id, webhook_id, status, retries_used,
+              attempts_made, next_attempt_at, lease_token, lease_owner, created_at, updated_at)
+            SELECT j.id, j.messageId, j.endpointId, j.webhookId, 'pending', 0, 0, :due,
+              CASE WHEN :leased THEN ${leaseTokenSql("j.idx", "j.id")} END, :owner, j.createdAt, :now
+            FROM (${jsonRows("deliveries", ["id", "messageId", "endpointId", "webhookId", "createdAt", "fenceId", "token"])}) j
+            JOIN postel_messages m ON m.id = j.fenceId AND m.lease_token = j.token AND m.fanned_out_at IS NULL`,
+          args: {
+            deliveries: JSON.stringify(deliveries),
+            due: lease ? lease.until : now,
+            leased: lease ? 1 : 0,
+            nonce,
+            owner: lease ? lease.owner : null,
+            now,
+          },
+        },
+        {
+          sql: `WITH r AS (${jsonRows("results", ["id", "token", "expired", "empty"])})
+            UPDATE postel_messages SET
+              fanned_out_at = :now, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
+              status = CASE WHEN r.expired THEN 'expired' WHEN r.empty THEN 'dispatched' ELSE status END,
+              finished_at = CASE WHEN r.expired OR r.empty THEN :now ELSE finished_at END
+            FROM r
+            WHERE postel_messages.id = r.id AND postel_messages.lease_token = r.token
+              AND postel_messages.fanned_out_at IS NULL`,
+          args: { results: JSON.stringify(fanned), now },
+        },
+        ...(lease ? [selectLeased(nonce)] : []),
+      ]);
+      return (leased?.rows ?? []).map(toClaimed);
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import type { DeliveryRecord, DeliveryReset, ReplaySelector } from "@postel/core";
+import type { Db } from "./internal/database.js";
+import { str, toDelivery } from "./internal/rows.js";
+import { jsonRows, REPLAYABLE_STATUSES } from "./internal/sql-fragments.js";
+
+/** The replay verbs: find terminal deliveries, put them back in the queue. */
+export function replayStore(db: Db) {
+  return {
+    /** Oldest delivery id first, capped at `limit`; `cancelled` deliveries are never replayable. */
+    async findReplayable(selector: ReplaySelector, limit: number): Promise<DeliveryRecord[]> {
+      const rows = await db.read(
+        "messageIds" in selector
+          ? {
+              sql: `SELECT * FROM postel_deliveries
+                WHERE message_id IN (SELECT value FROM json_each(:messageIds)) AND status IN ${REPLAYABLE_STATUSES}
+                ORDER BY id LIMIT :limit`,
+              args: { messageIds: JSON.stringify(selector.messageIds), limit: Math.max(0, limit) },
+            }
+          : {
+              sql: `SELECT d.* FROM postel_deliveries d JOIN postel_messages m ON m.id = d.message_id
+                WHERE d.endpoint_id = :endpointId AND d.status IN ${REPLAYABLE_STATUSES}
+                  AND m.created_at >= :since AND m.created_at < :until
+                ORDER BY d.id LIMIT :limit`,
+              args: {
+                endpointId: selector.endpointId,
+                since: selector.since,
+                until: selector.until,
+                limit: Math.max(0, limit),
+              },
+            },
+      );
+      return rows.map(toDelivery);
+    },
+
+    async resetDeliveries(resets: DeliveryReset[], now: number): Promise<string[]> {
+      if (resets.length === 0) return [];
+      const json = JSON.stringify(resets);
+      const [reset] = await db.write([
+        {
+          sql: `WITH r AS (${jsonRows("resets", ["deliveryId", "webhookId"])})
+            UPDATE postel_deliveries SET status = 'pending', next_attempt_at = :now, retries_used = 0,
+              lease_token = NULL, lease_owner = NULL, webhook_id = r.webhookId, updated_at = :now
+            FROM r
+            WHERE postel_deliveries.id = r.deliveryId AND postel_deliveries.status IN ${REPLAYABLE_STATUSES}
+            RETURNING postel_deliveries.id`,
+          args: { resets: json, now },
+        },
+        {
+          sql: `UPDATE postel_messages SET status = 'pending', finished_at = NULL
+            WHERE id IN (SELECT message_id FROM postel_deliveries
+              WHERE id IN (SELECT value->>'deliveryId' FROM json_each(:resets)) AND status = 'pending')`,
+          args: { resets: json },
+        },
+      ]);
+      const done = new Set(reset?.rows.map((row) => str(row, "id")));
+      // `delete` so an id listed twice is reported once, as it was reset once.
+      return resets.map((r) => r.deliveryId).filter((id) => done.delete(id));
+    },
+  };
+}

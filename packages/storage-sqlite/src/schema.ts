@@ -1,0 +1,189 @@
+import { sql } from "drizzle-orm";
+import {
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  sqliteView,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
+
+// Timestamps are INTEGER epoch milliseconds handed in by core's clock; no column has a
+// time-based default, so SQL never reads the database's clock. JSON is stored as TEXT.
+
+/** The outbox: one row per `send()`. Fan-out leases it with `lease_token` / `lease_until`. */
+export const messages = sqliteTable(
+  "postel_messages",
+  {
+    id: text("id").primaryKey(),
+    type: text("type").notNull(),
+    payload: text("payload").notNull(),
+    tenantId: text("tenant_id"),
+    idempotencyKey: text("idempotency_key"),
+    status: text("status").notNull().default("pending"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at"),
+    fannedOutAt: integer("fanned_out_at"),
+    finishedAt: integer("finished_at"),
+    leaseToken: text("lease_token"),
+    leaseOwner: text("lease_owner"),
+    leaseUntil: integer("lease_until"),
+  },
+  (t) => [
+    uniqueIndex("postel_messages_idempotency_key")
+      .on(t.idempotencyKey)
+      .where(sql`idempotency_key IS NOT NULL`),
+    // Only messages still waiting for fan-out: stays small however long the history grows.
+    index("postel_messages_unfanned").on(t.createdAt, t.id).where(sql`fanned_out_at IS NULL`),
+    index("postel_messages_created").on(t.createdAt, t.id),
+    index("postel_messages_status_created").on(t.status, t.createdAt),
+  ],
+);
+
+/** One row per message × endpoint: the unit of retry state and of leasing. */
+export const deliveries = sqliteTable(
+  "postel_deliveries",
+  {
+    id: text("id").primaryKey(),
+    messageId: text("message_id")
+      .notNull()
+      .references(() => messages.id),
+    endpointId: text("endpoint_id").notNull(),
+    webhookId: text("webhook_id").notNull(),
+    status: text("status").notNull().default("pending"),
+    retriesUsed: integer("retries_used").notNull().default(0),
+    attemptsMade: integer("attempts_made").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    leaseToken: text("lease_token"),
+    leaseOwner: text("lease_owner"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    // Claiming reads only due pending rows, so it stays flat as terminal history piles up.
+    index("postel_deliveries_due").on(t.nextAttemptAt, t.id).where(sql`status = 'pending'`),
+    index("postel_deliveries_message").on(t.messageId),
+    index("postel_deliveries_endpoint_status").on(t.endpointId, t.status),
+    index("postel_deliveries_lease_token").on(t.leaseToken).where(sql`lease_token IS NOT NULL`),
+    index("postel_deliveries_dead_letter").on(t.id).where(sql`status = 'dead-lettered'`),
+  ],
+);
+
+/** The audit trail: one row per HTTP attempt. */
+export const attempts = sqliteTable(
+  "postel_attempts",
+  {
+    id: text("id").primaryKey(),
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => deliveries.id),
+    messageId: text("message_id").notNull(),
+    endpointId: text("endpoint_id").notNull(),
+    webhookId: text("webhook_id").notNull(),
+    attemptNumber: integer("attempt_number").notNull(),
+    startedAt: integer("started_at").notNull(),
+    latencyMs: integer("latency_ms").notNull(),
+    outcome: text("outcome").notNull(),
+    statusCode: integer("status_code"),
+    errorCode: text("error_code"),
+    error: text("error"),
+    responseSnippet: text("response_snippet"),
+  },
+  (t) => [index("postel_attempts_message").on(t.messageId, t.startedAt, t.attemptNumber)],
+);
+
+/** Endpoints with their state machine; `deleted_at` marks a soft delete. */
+export const endpoints = sqliteTable(
+  "postel_endpoints",
+  {
+    id: text("id").primaryKey(),
+    url: text("url").notNull(),
+    description: text("description"),
+    types: text("types").notNull(),
+    filter: text("filter"),
+    filterFn: text("filter_fn"),
+    transform: text("transform"),
+    headers: text("headers").notNull(),
+    retryPolicy: text("retry_policy"),
+    circuitBreaker: text("circuit_breaker"),
+    autoDisable: text("auto_disable"),
+    tenantId: text("tenant_id"),
+    metadata: text("metadata").notNull(),
+    state: text("state").notNull().default("active"),
+    circuitOpenUntil: integer("circuit_open_until"),
+    disabledReason: text("disabled_reason"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    deletedAt: integer("deleted_at"),
+  },
+  (t) => [index("postel_endpoints_live").on(t.createdAt, t.id).where(sql`deleted_at IS NULL`)],
+);
+
+/** Signing secrets; several are valid during a rotation. `seq` orders secrets created in the same ms. */
+export const endpointSecrets = sqliteTable(
+  "postel_endpoint_secrets",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    endpointId: text("endpoint_id").notNull(),
+    secret: text("secret").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at"),
+  },
+  (t) => [index("postel_endpoint_secrets_endpoint").on(t.endpointId)],
+);
+
+/** Attempt and failure counters per endpoint in fixed buckets (`HEALTH_BUCKET_MS`). */
+export const endpointHealth = sqliteTable(
+  "postel_endpoint_health",
+  {
+    endpointId: text("endpoint_id").notNull(),
+    bucketStart: integer("bucket_start").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    failures: integer("failures").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.endpointId, t.bucketStart] })],
+);
+
+/** Inbound dedup: `webhook-id`s already handled, kept until `expires_at`. */
+export const received = sqliteTable(
+  "postel_received",
+  {
+    id: text("id").primaryKey(),
+    source: text("source").notNull(),
+    receivedAt: integer("received_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("postel_received_expires").on(t.expiresAt)],
+);
+
+/** Small key/value facts, e.g. `endpoints_revision`. */
+export const meta = sqliteTable("postel_meta", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});
+
+/**
+ * Dead-lettered deliveries with their message and endpoint URL, for ops queries
+ * (`SELECT * FROM postel_dead_letter`).
+ */
+export const deadLetter = sqliteView("postel_dead_letter", {
+  deliveryId: text("delivery_id").notNull(),
+  messageId: text("message_id").notNull(),
+  endpointId: text("endpoint_id").notNull(),
+  endpointUrl: text("endpoint_url"),
+  webhookId: text("webhook_id").notNull(),
+  type: text("type").notNull(),
+  payload: text("payload").notNull(),
+  tenantId: text("tenant_id"),
+  retriesUsed: integer("retries_used").notNull(),
+  attemptsMade: integer("attempts_made").notNull(),
+  lastError: text("last_error"),
+  nextAttemptAt: integer("next_attempt_at").notNull(),
+  messageCreatedAt: integer("message_created_at").notNull(),
+  deliveryCreatedAt: integer("delivery_created_at").notNull(),
+  deadLetteredAt: integer("dead_lettered_at").notNull(),
+}).as(
+  sql`SELECT d.id AS delivery_id, d.message_id, d.endpoint_id, e.url AS endpoint_url, d.webhook_id, m.type, m.payload, m.tenant_id, d.retries_used, d.attempts_made, d.last_error, d.next_attempt_at, m.created_at AS message_created_at, d.created_at AS delivery_created_at, d.updated_at AS dead_lettered_at FROM postel_deliveries d JOIN postel_messages m ON m.id = d.message_id LEFT JOIN postel_endpoints e ON e.id = d.endpoint_id WHERE d.status = 'dead-lettered'`,
+);

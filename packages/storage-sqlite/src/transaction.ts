@@ -1,0 +1,79 @@
+import type { InValue, Transaction } from "@libsql/client";
+import type { NewMessage } from "@postel/core";
+import { type SQL, sql } from "drizzle-orm";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
+import type { Db } from "./internal/database.js";
+import { translateError } from "./internal/database.js";
+
+/**
+ * A drizzle libsql transaction, as passed to `db.transaction(async (tx) => …)`. Only `all` is used,
+ * so any schema's transaction fits.
+ */
+export interface DrizzleSqliteTransaction {
+  all<T = unknown>(query: SQL): Promise<T[]>;
+}
+
+/**
+ * What `send(event, { tx })` accepts with SQLite: a libsql `Transaction`
+ * (`await client.transaction("write")`) or a drizzle libsql transaction. The message is inserted on it,
+ * so it commits or rolls back with the caller's own writes.
+ */
+export type SqliteTransaction = Transaction | DrizzleSqliteTransaction;
+
+const dialect = new SQLiteAsyncDialect();
+
+/** Insert the message unless its idempotency key is taken; returns its id only when inserted. */
+function insertMessage(m: NewMessage): SQL {
+  return sql`INSERT INTO postel_messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at)
+    VALUES (${m.id}, ${m.type}, ${m.payload}, ${m.tenantId}, ${m.idempotencyKey}, 'pending', ${m.createdAt}, ${m.expiresAt})
+    ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING id`;
+}
+
+function messageIdForKey(key: string): SQL {
+  return sql`SELECT id FROM postel_messages WHERE idempotency_key = ${key}`;
+}
+
+function toStatement(query: SQL): { sql: string; args: InValue[] } {
+  const { sql: text, params } = dialect.sqlToQuery(query);
+  return { sql: text, args: params as InValue[] };
+}
+
+function isDrizzle(tx: SqliteTransaction): tx is DrizzleSqliteTransaction {
+  return typeof (tx as Partial<DrizzleSqliteTransaction>).all === "function";
+}
+
+/** Run a query on the caller's transaction, whichever kind it is, and return the `id` column. */
+async function idsOn(tx: SqliteTransaction, query: SQL): Promise<string[]> {
+  try {
+    if (isDrizzle(tx)) return (await tx.all<{ id: unknown }>(query)).map((row) => String(row.id));
+    return (await tx.execute(toStatement(query))).rows.map((row) => String(row["id"]));
+  } catch (error) {
+    throw translateError(error);
+  }
+}
+
+/**
+ * `enqueue`: one INSERT … ON CONFLICT DO NOTHING; on an idempotency-key conflict, the existing id.
+ * With `tx` both statements run on the caller's transaction (and never trigger migrations, whose
+ * write lock would wait for that very transaction); without it they run as one write batch.
+ */
+export async function enqueueMessage(
+  db: Db,
+  message: NewMessage,
+  tx: SqliteTransaction | undefined,
+): Promise<{ id: string; reused: boolean }> {
+  const key = message.idempotencyKey;
+  if (tx !== undefined) {
+    const [inserted] = await idsOn(tx, insertMessage(message));
+    if (inserted !== undefined || key === null) return { id: message.id, reused: false };
+    const [existing] = await idsOn(tx, messageIdForKey(key));
+    return { id: existing ?? message.id, reused: existing !== undefined };
+  }
+  const statements = [toStatement(insertMessage(message))];
+  if (key !== null) statements.push(toStatement(messageIdForKey(key)));
+  const [insert, lookup] = await db.write(statements);
+  if (insert !== undefined && insert.rows.length > 0) return { id: message.id, reused: false };
+  const existing = lookup?.rows[0]?.["id"];
+  return { id: existing === undefined ? message.id : String(existing), reused: existing !== undefined };
+}

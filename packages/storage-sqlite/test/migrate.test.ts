@@ -1,0 +1,148 @@
+import { readdirSync } from "node:fs";
+import { createClient } from "@libsql/client";
+import { isPostelError, SchemaMismatchError } from "@postel/core";
+import { afterEach, describe, expect, test } from "vitest";
+import { migrate, SqliteStorage } from "../src/index.js";
+import { runTogether, startChild } from "./child-process.js";
+import { tempDatabase } from "./temp-db.js";
+
+const SHIPPED = readdirSync(new URL("../migrations/", import.meta.url))
+  .filter((file) => file.endsWith(".sql"))
+  .map((file) => file.slice(0, -".sql".length))
+  .sort();
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function freshFile() {
+  const db = tempDatabase();
+  cleanups.push(db.remove);
+  return db;
+}
+
+function openClient(url: string) {
+  const client = createClient({ url });
+  cleanups.push(() => client.close());
+  return client;
+}
+
+async function names(url: string, type: "table" | "view"): Promise<string[]> {
+  const rows = await openClient(url).execute({
+    sql: "SELECT name FROM sqlite_master WHERE type = ? AND name LIKE 'postel_%' ORDER BY name",
+    args: [type],
+  });
+  return rows.rows.map((row) => String(row["name"]));
+}
+
+async function recorded(url: string): Promise<string[]> {
+  const rows = await openClient(url).execute("SELECT name FROM postel_migrations ORDER BY name");
+  return rows.rows.map((row) => String(row["name"]));
+}
+
+describe("migrate", () => {
+  test("a fresh file gets every Postel table and the dead-letter view, each migration recorded once", async () => {
+    const { url } = freshFile();
+    await migrate(openClient(url));
+    expect(await names(url, "table")).toEqual(
+      expect.arrayContaining([
+        "postel_attempts",
+        "postel_deliveries",
+        "postel_endpoint_health",
+        "postel_endpoint_secrets",
+        "postel_endpoints",
+        "postel_messages",
+        "postel_meta",
+        "postel_migrations",
+        "postel_received",
+      ]),
+    );
+    expect(await names(url, "view")).toEqual(["postel_dead_letter"]);
+    expect(await recorded(url)).toEqual(SHIPPED);
+  });
+
+  test("migrating again is a no-op: nothing re-applied, nothing recorded twice", async () => {
+    const { url } = freshFile();
+    const client = openClient(url);
+    await migrate(client);
+    await client.execute("INSERT INTO postel_meta (key, value) VALUES ('kept', 'yes')");
+    await migrate(client);
+    await SqliteStorage({ client }).migrate();
+    expect(await recorded(url)).toEqual(SHIPPED);
+    expect((await client.execute("SELECT value FROM postel_meta WHERE key = 'kept'")).rows).toHaveLength(1);
+  });
+
+  test("two processes migrating the same fresh file at once both succeed and apply the schema once", async () => {
+    const { url } = freshFile();
+    const results = await runTogether([
+      startChild("migrate-child.ts", [url]),
+      startChild("migrate-child.ts", [url]),
+    ]);
+    expect(results.map((line) => JSON.parse(line))).toEqual([{ migrated: true }, { migrated: true }]);
+    expect(await recorded(url)).toEqual(SHIPPED);
+    expect(await names(url, "view")).toEqual(["postel_dead_letter"]);
+  });
+
+  test("a database recording a migration this version does not ship is refused with SchemaMismatchError", async () => {
+    const { url } = freshFile();
+    const client = openClient(url);
+    await migrate(client);
+    await client.execute(
+      "INSERT INTO postel_migrations (name, hash, applied_at) VALUES ('9999_from_the_future', 'x', 0)",
+    );
+    const refusal = migrate(client);
+    await expect(refusal).rejects.toBeInstanceOf(SchemaMismatchError);
+    await expect(refusal).rejects.toThrow(
+      /"9999_from_the_future".*does not ship.*Upgrade @postel\/storage-sqlite/s,
+    );
+    // A storage that migrates on first use refuses every call the same way.
+    const storage = SqliteStorage({ client });
+    await expect(storage.getMessage("msg_1")).rejects.toMatchObject({ code: "SCHEMA_MISMATCH" });
+  });
+
+  test("a recorded migration whose contents differ from the shipped one is refused", async () => {
+    const { url } = freshFile();
+    const client = openClient(url);
+    await migrate(client);
+    await client.execute({
+      sql: "UPDATE postel_migrations SET hash = 'edited' WHERE name = ?",
+      args: [SHIPPED[0]!],
+    });
+    await expect(migrate(client)).rejects.toThrow(/differs from the one shipped/);
+  });
+
+  test("with migrate: false an unmigrated database fails with SCHEMA_MISMATCH telling to call migrate()", async () => {
+    const { url } = freshFile();
+    const storage = SqliteStorage({ url }, { migrate: false });
+    cleanups.push(() => storage.close());
+    const failure = storage.claimDue({ owner: "w", now: 0, until: 1, limit: 1 });
+    await expect(failure).rejects.toSatisfy(isPostelError);
+    await expect(failure).rejects.toThrow(/postel_deliveries.*Call `await storage.migrate\(\)`/s);
+    await storage.migrate();
+    expect(await storage.claimDue({ owner: "w", now: 0, until: 1, limit: 1 })).toEqual([]);
+  });
+
+  test("by default the first call migrates the database", async () => {
+    const { url } = freshFile();
+    const storage = SqliteStorage({ url });
+    cleanups.push(() => storage.close());
+    expect(await storage.endpointsRevision()).toBe(0);
+    expect(await recorded(url)).toEqual(SHIPPED);
+  });
+});
+
+describe("connection settings", () => {
+  test("the file is in WAL mode and the connections SqliteStorage opens have a busy timeout and synchronous=FULL", async () => {
+    const { url } = freshFile();
+    const storage = SqliteStorage({ url });
+    cleanups.push(() => storage.close());
+    await storage.migrate();
+    const pragma = async (name: string) => (await storage.client.execute(`PRAGMA ${name}`)).rows[0]?.[0];
+    expect(await pragma("journal_mode")).toBe("wal");
+    expect(await pragma("busy_timeout")).toBe(25);
+    expect(await pragma("synchronous")).toBe(2); // FULL
+    // WAL is a property of the file: a connection opened by anyone else sees it too.
+    expect((await openClient(url).execute("PRAGMA journal_mode")).rows[0]?.[0]).toBe("wal");
+  });
+});

@@ -1,0 +1,153 @@
+import { createClient } from "@libsql/client";
+import { ConfigurationError, type EndpointRecord, type NewMessage } from "@postel/core";
+import { afterEach, describe, expect, test } from "vitest";
+import { SqliteStorage } from "../src/index.js";
+import { tempDatabase } from "./temp-db.js";
+
+const T0 = Date.UTC(2026, 0, 1);
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function fresh(): ReturnType<typeof tempDatabase> {
+  const file = tempDatabase();
+  cleanups.push(file.remove);
+  return file;
+}
+
+const message = (id: string): NewMessage => ({
+  id,
+  type: "order.created",
+  payload: "{}",
+  tenantId: null,
+  idempotencyKey: null,
+  createdAt: T0,
+  expiresAt: null,
+});
+
+const endpoint = (id: string): EndpointRecord => ({
+  id,
+  url: "https://receiver.example.com/hook",
+  description: null,
+  types: ["*"],
+  filter: null,
+  filterFn: null,
+  transform: null,
+  headers: {},
+  retryPolicy: null,
+  circuitBreaker: null,
+  autoDisable: null,
+  tenantId: null,
+  metadata: {},
+  state: "active",
+  circuitOpenUntil: null,
+  disabledReason: null,
+  createdAt: T0,
+  updatedAt: T0,
+  secrets: [],
+});
+
+/** `count` messages fanned out to one endpoint: `count` deliveries due at T0. */
+async function seedDue(storage: SqliteStorage, count: number): Promise<void> {
+  await storage.createEndpoint(endpoint("ep_1"));
+  for (let i = 0; i < count; i++) await storage.enqueue(message(`msg_${String(i).padStart(3, "0")}`));
+  const claimed = await storage.claimFanout({ owner: "seed", now: T0, until: T0 + 1000, limit: count });
+  await storage.recordFanout(
+    claimed.map(({ message: m, token }) => ({
+      messageId: m.id,
+      token,
+      deliveries: [
+        { id: `dlv_${m.id}`, messageId: m.id, endpointId: "ep_1", webhookId: `wh_${m.id}`, createdAt: T0 },
+      ],
+    })),
+    T0,
+  );
+}
+
+describe("SqliteStorage", () => {
+  test("concurrent claimDue calls in one process never throw SQLITE_BUSY nor return a delivery twice", async () => {
+    const storage = SqliteStorage({ url: fresh().url });
+    cleanups.push(() => storage.close());
+    await seedDue(storage, 60);
+    const claims = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        storage.claimDue({ owner: `w${i}`, now: T0 + 1, until: T0 + 60_000, limit: 7 }),
+      ),
+    );
+    const ids = claims.flat().map((claimed) => claimed.delivery.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(60);
+  });
+
+  test("a write waits for another connection's write transaction, then it and later writes succeed", async () => {
+    const file = fresh();
+    // A budget well above the 100 ms the lock is held, but below the time libsql takes to free a
+    // connection poisoned by a busy BEGIN (garbage collection): retrying there would run out of time.
+    const storage = SqliteStorage({ url: file.url }, { busyTimeoutMs: 600 });
+    cleanups.push(() => storage.close());
+    await storage.migrate();
+    const other = createClient({ url: file.url });
+    cleanups.push(() => other.close());
+    const tx = await other.transaction("write");
+    await tx.execute("INSERT INTO postel_meta (key, value) VALUES ('held', 'by another connection')");
+    const waiting = storage.enqueue(message("msg_waiting"));
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the lock is really held meanwhile
+    await tx.commit();
+    expect(await waiting).toEqual({ id: "msg_waiting", reused: false });
+    // The connection that met the lock is not left unusable (libsql does not reset a busy statement).
+    expect(await storage.enqueue(message("msg_after"))).toEqual({ id: "msg_after", reused: false });
+    expect(await storage.listMessages({ limit: 10 })).toHaveLength(2);
+  });
+
+  test("gives up with SQLITE_BUSY once busyTimeoutMs has passed", async () => {
+    const file = fresh();
+    const storage = SqliteStorage({ url: file.url }, { busyTimeoutMs: 100 });
+    cleanups.push(() => storage.close());
+    await storage.migrate();
+    const other = createClient({ url: file.url });
+    cleanups.push(() => other.close());
+    const tx = await other.transaction("write");
+    cleanups.push(() => tx.close());
+    await expect(storage.enqueue(message("msg_blocked"))).rejects.toMatchObject({ code: "SQLITE_BUSY" });
+  });
+
+  test("close() closes a client it opened but never a client it was given", async () => {
+    const file = fresh();
+    const owned = SqliteStorage({ url: file.path }); // a bare path works too
+    await owned.migrate();
+    await owned.close();
+    expect(owned.client.closed).toBe(true);
+
+    const client = createClient({ url: file.url });
+    cleanups.push(() => client.close());
+    const shared = SqliteStorage({ client });
+    await shared.enqueue(message("msg_shared"));
+    await shared.close();
+    expect(client.closed).toBe(false);
+    expect((await client.execute("SELECT id FROM postel_messages")).rows).toHaveLength(1);
+  });
+
+  test("works on a shared client whatever its intMode", async () => {
+    const client = createClient({ url: fresh().url, intMode: "bigint" });
+    cleanups.push(() => client.close());
+    const storage = SqliteStorage({ client });
+    await seedDue(storage, 2);
+    const [claimed] = await storage.claimDue({ owner: "w", now: T0 + 1, until: T0 + 60_000, limit: 1 });
+    expect(claimed?.delivery.nextAttemptAt).toBe(T0 + 60_000);
+    expect(claimed?.message.createdAt).toBe(T0);
+    expect(await storage.endpointsRevision()).toBe(1);
+  });
+
+  test("rejects invalid options with one ConfigurationError naming each field", () => {
+    const error = (() => {
+      try {
+        SqliteStorage({ url: "" }, { busyTimeoutMs: -1 });
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as ConfigurationError).issues.map((issue) => issue.path)).toEqual(["busyTimeoutMs", "url"]);
+  });
+});
