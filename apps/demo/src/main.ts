@@ -1,0 +1,208 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient } from "@libsql/client";
+import { ExponentialBackoff, LinearBackoff, Postel } from "@postel/core";
+import { generateSecret } from "@postel/signing";
+import { SqliteStorage } from "@postel/storage-sqlite";
+import { LiveView, progressRows, table } from "./progress.js";
+import { startReceiver } from "./receiver.js";
+
+const ORDERS = 10;
+const DEADLINE_MS = 90_000;
+const started = Date.now();
+const checks: { what: string; ok: boolean }[] = [];
+const check = (what: string, ok: boolean) => checks.push({ what, ok });
+const say = (text: string) => process.stdout.write(`${text}\n`);
+
+// 1. An app database on embedded SQLite: the business table and Postel's outbox in one file.
+const dir = mkdtempSync(join(tmpdir(), "postel-demo-"));
+const client = createClient({ url: `file:${join(dir, "shop.db")}` });
+await client.execute("CREATE TABLE orders (id TEXT PRIMARY KEY, total INTEGER NOT NULL)");
+const storage = SqliteStorage({ client });
+
+const postel = Postel({
+  outbound: {
+    storage,
+    // A short schedule so the whole story fits in about a minute (the default spans three days).
+    retryPolicy: ExponentialBackoff({ schedule: ["1s", "2s", "3s"], jitter: 0.1 }),
+    circuitBreaker: { threshold: 0.5, cooldown: "2s", window: "30s", minimumVolume: 5 },
+    autoDisable: { failureRate: 0.9, window: "1m", minAttempts: 12 },
+    workers: { pollInterval: "100ms" },
+    http: { allowPrivateNetworks: true, timeout: "2s" },
+  },
+});
+const events = { circuitOpen: 0, circuitClose: 0, disabled: 0, retries: 0 };
+postel.on("circuit-open", () => events.circuitOpen++);
+postel.on("circuit-close", () => events.circuitClose++);
+postel.on("endpoint-disabled", () => events.disabled++);
+postel.on("retry-scheduled", () => events.retries++);
+postel.on("error", ({ error, context }) => say(`  (worker error in ${context}: ${String(error)})`));
+
+// 2. The receiver app (secrets shared with it up front), then three endpoints pointing at it.
+const secrets = { healthy: generateSecret(), flaky: generateSecret(), broken: generateSecret() };
+const receiver = await startReceiver(secrets);
+const healthy = await postel.outbound.endpoints.create({
+  url: receiver.url("/healthy"),
+  types: ["order.*"],
+  secret: secrets.healthy,
+});
+const flaky = await postel.outbound.endpoints.create({
+  url: receiver.url("/flaky"),
+  types: ["order.*"],
+  secret: secrets.flaky,
+  // This receiver is known to wobble: let it fail more before its circuit opens.
+  circuitBreaker: { threshold: 0.95, minimumVolume: 50 },
+  autoDisable: { failureRate: 0.99, minAttempts: 100 },
+});
+const broken = await postel.outbound.endpoints.create({
+  url: receiver.url("/broken"),
+  types: ["order.*"],
+  secret: secrets.broken,
+  retryPolicy: LinearBackoff({ maxAttempts: 1, step: "1s" }),
+});
+const named = [
+  { name: "healthy", id: healthy.id, path: "/healthy" },
+  { name: "flaky", id: flaky.id, path: "/flaky" },
+  { name: "broken", id: broken.id, path: "/broken" },
+] as const;
+
+say("Postel demo — embedded SQLite, a real receiver, three endpoints\n");
+
+// 3. Business writes and send() in one transaction. One transaction is rolled back on purpose.
+const committed: string[] = [];
+for (let i = 1; i <= ORDERS + 1; i++) {
+  const order = { id: `ord_${i}`, total: i * 1_000 };
+  const rollBack = i === ORDERS + 1;
+  const tx = await client.transaction("write");
+  try {
+    await tx.execute({ sql: "INSERT INTO orders (id, total) VALUES (?, ?)", args: [order.id, order.total] });
+    const { id } = await postel.outbound.send({ type: "order.created", data: order }, { tx });
+    if (rollBack) throw new Error("payment declined");
+    await tx.commit();
+    committed.push(id);
+  } catch {
+    await tx.rollback();
+    say(`  order ${order.id}: transaction rolled back — its webhook must never exist`);
+  } finally {
+    tx.close();
+  }
+}
+say(`  ${committed.length} orders committed, each with its webhook in the same transaction\n`);
+
+// 4. Run the workers and watch.
+await postel.start();
+const view = new LiveView();
+const rows = () => progressRows(storage, [...named], (id) => postel.outbound.endpoints.get(id));
+async function until(title: string, done: () => Promise<boolean>): Promise<boolean> {
+  while (Date.now() - started < DEADLINE_MS) {
+    view.show(`${title} (${((Date.now() - started) / 1000).toFixed(1)}s)`, table(await rows()));
+    if (await done()) {
+      view.show(`${title} — done (${((Date.now() - started) / 1000).toFixed(1)}s)`, table(await rows()));
+      view.release();
+      return true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  view.release();
+  return false;
+}
+
+const settled = await until(
+  "Delivering: healthy flows, flaky retries, broken trips its breaker",
+  async () => {
+    const [h, f, b] = await rows();
+    return h!.delivered === ORDERS && f!.delivered === ORDERS && b!.state === "disabled" && b!.retrying === 0;
+  },
+);
+check("healthy and flaky receive every order; broken is auto-disabled with nothing left in flight", settled);
+check("the broken endpoint's circuit opened before it was disabled", events.circuitOpen >= 1);
+check("auto-disable fired once", events.disabled === 1);
+check("the flaky endpoint's failures were retried", events.retries >= ORDERS * 2);
+
+// 5. Fix the broken receiver, re-enable the endpoint (held deliveries resume), replay the dead letters.
+say(
+  "\nThe broken receiver is fixed: enable() resumes its held deliveries; replay() re-sends its dead letters\n",
+);
+receiver.fixBroken();
+await postel.outbound.endpoints.enable(broken.id);
+const replayed = await postel.outbound.replay(
+  { endpointId: broken.id, since: started },
+  { status: ["dead-lettered"] },
+);
+say(`  replayed ${replayed.length} dead-lettered deliveries`);
+const recovered = await until(
+  "Recovering the broken endpoint",
+  async () => (await rows())[2]!.delivered === ORDERS,
+);
+check("after enable + replay, the broken endpoint receives every order", recovered);
+check("some deliveries had been dead-lettered and were replayed", replayed.length > 0);
+
+// 6. The receiver deduplicates: replaying a delivered message with the same webhook-id runs nothing twice.
+const [again] = await postel.outbound.replay({ messageId: committed[0]! }, { status: ["succeeded"] });
+await until(
+  "Re-sending one delivered webhook with its original webhook-id",
+  async () => receiver.log.duplicates > 0 || again === undefined,
+);
+check(
+  "the receiver answered a re-sent webhook as a duplicate without running its handler",
+  receiver.log.duplicates > 0,
+);
+
+// 7. Verify what the receiver handled, and what never left.
+for (const { name, path } of named) {
+  const handled = receiver.log.handled.get(path) ?? [];
+  const exact = handled.length === committed.length && committed.every((id) => handled.includes(id));
+  check(`${name}: the handler ran exactly once per committed order`, exact);
+}
+const rolledBackVisible = (await postel.outbound.messages.list({ limit: 100 })).length !== committed.length;
+check("the rolled-back order's webhook was never enqueued", !rolledBackVisible);
+await postel.stop();
+
+// 8. The summary: per endpoint, and one message's full audit trail.
+say("\nSummary");
+const summary = [];
+for (const { name, id, path } of named) {
+  const counts = await storage.countDeliveries(id);
+  const answered = receiver.log.answered.get(path) ?? [];
+  summary.push({
+    endpoint: name,
+    state: (await postel.outbound.endpoints.get(id))?.state ?? "?",
+    "HTTP attempts": answered.length,
+    "2xx": answered.filter((s) => s < 300).length,
+    "4xx": answered.filter((s) => s >= 400 && s < 500).length,
+    "5xx": answered.filter((s) => s >= 500).length,
+    delivered: counts.succeeded ?? 0,
+  });
+}
+say(table(summary));
+const trail = await postel.outbound.messages.attempts(committed[1]!);
+const byEndpoint = new Map<string, string>(named.map((n) => [n.id, n.name]));
+say(`\nAudit trail of ${committed[1]}:`);
+say(
+  table(
+    trail.map((a) => ({
+      "#": a.attemptNumber,
+      endpoint: byEndpoint.get(a.endpointId) ?? a.endpointId,
+      at: `+${((a.startedAt - started) / 1000).toFixed(1)}s`,
+      status: a.statusCode ?? a.errorCode ?? "",
+      outcome: a.outcome,
+      latency: `${a.latencyMs}ms`,
+      reason: a.error ?? "",
+    })),
+  ),
+);
+
+await postel.close();
+await receiver.close();
+client.close();
+rmSync(dir, { recursive: true, force: true });
+
+say("\nChecks");
+for (const c of checks) say(`  ${c.ok ? "✓" : "✗"} ${c.what}`);
+const failed = checks.filter((c) => !c.ok);
+if (failed.length > 0) {
+  say(`\n${failed.length} check(s) failed: Postel did not behave as expected.`);
+  process.exit(1);
+}
+say(`\nAll ${checks.length} checks passed in ${((Date.now() - started) / 1000).toFixed(1)}s.`);
