@@ -9,8 +9,10 @@ import { defineConfig } from "vitest/config";
  */
 export function postelVitestConfig(overrides: { testTimeout?: number; include?: string[] } = {}) {
   return defineConfig({
-    resolve: { conditions: ["@postel/source", "module", "node", "import", "default"] },
-    ssr: { resolve: { conditions: ["@postel/source", "module", "node", "import", "default"] } },
+    // Only "node" besides ours: Vitest hands SSR conditions to Node as --conditions, and "import" or
+    // "module" there make require() load dual packages' ESM builds (Express 5's router breaks).
+    resolve: { conditions: ["@postel/source", "node"] },
+    ssr: { resolve: { conditions: ["@postel/source", "node"] } },
     test: {
       include: overrides.include ?? ["src/**/*.test.ts", "test/**/*.test.ts"],
       testTimeout: overrides.testTimeout ?? 20_000,

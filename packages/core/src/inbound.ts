@@ -7,7 +7,14 @@ export type { ClaimResult, DedupKey, DedupStore } from "./inbound/dedup.js";
 export { bodyAlreadyParsed, INBOUND_STATUS, InboundError } from "./inbound/errors.js";
 export type { InboundErrorCode } from "./inbound/errors.js";
 export { errorResponse, Receiver } from "./inbound/receiver.js";
-export type { GateResponse, InboundRequest, VerifiedEvent, WebhookHandler } from "./inbound/receiver.js";
+export type {
+  GateResponse,
+  InboundRequest,
+  InboundSources,
+  PayloadOf,
+  VerifiedEvent,
+  WebhookHandler,
+} from "./inbound/receiver.js";
 export type { InboundSourceOptions, VerifierInput } from "./inbound/sources.js";
 export type { StandardSchemaV1 } from "./inbound/standard-schema.js";
 export { isPostelError, PostelError } from "./errors.js";

@@ -44,8 +44,11 @@ export interface GateResponse {
 /** Handles one verified webhook. Throwing releases the dedup record so the sender's retry is processed. */
 export type WebhookHandler<TPayload = unknown> = (event: VerifiedEvent<TPayload>) => unknown;
 
-type Sources = Record<string, InboundSourceOptions<unknown>>;
-type PayloadOf<S extends Sources, K extends keyof S> = S[K] extends { schema: infer Schema }
+/** The named sources a receiver was built with. */
+export type InboundSources = Record<string, InboundSourceOptions<unknown>>;
+type Sources = InboundSources;
+/** The payload type of source `K`: its schema's output, or `unknown` without a schema. */
+export type PayloadOf<S extends InboundSources, K extends keyof S> = S[K] extends { schema: infer Schema }
   ? InferOutput<Schema>
   : unknown;
 

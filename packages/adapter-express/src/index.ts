@@ -1,0 +1,2 @@
+export { webhook } from "./webhook.js";
+export type { ExpressWebhookHandler, WebhookOptions } from "./webhook.js";

@@ -1,0 +1,124 @@
+import {
+  bodyAlreadyParsed,
+  errorResponse,
+  type GateResponse,
+  InboundError,
+  type InboundSourceOptions,
+  type Receiver,
+  type StandardSchemaV1,
+  type VerifiedEvent,
+} from "@postel/core/inbound";
+import type { Request, RequestHandler, Response } from "express";
+
+type Sources = Record<string, InboundSourceOptions<unknown>>;
+type PayloadOf<S extends Sources, K extends keyof S> = S[K] extends {
+  schema: StandardSchemaV1<unknown, infer O>;
+}
+  ? O
+  : unknown;
+
+/**
+ * Handles one verified webhook. Return normally for a 200; throw for a 500 that the sender retries
+ * (the dedup record is released). Responding yourself (e.g. TwiML) is allowed: the gate then writes nothing.
+ */
+export type ExpressWebhookHandler<TPayload = unknown> = (
+  event: VerifiedEvent<TPayload>,
+  req: Request,
+  res: Response,
+) => unknown;
+
+/** Options of `webhook()`. */
+export interface WebhookOptions {
+  /**
+   * Called with what the handler threw, after the 500 HANDLER_FAILED answer is sent (so Express's
+   * `next(err)` would come too late). Default: `console.error`.
+   */
+  onError?: (error: unknown, req: Request) => void;
+}
+
+const FIX =
+  "Mount webhook() before express.json() / express.urlencoded() / express.text(), or use express.raw({ type: '*/*' }) on this route.";
+
+/**
+ * An Express route handler that verifies webhooks of `source` over the exact received bytes, then
+ * runs `handler` with the event (also set as `res.locals.webhook`).
+ * @example
+ * app.post("/webhooks/billing", webhook(receiver, "billing", async (event) => { await record(event.payload); }));
+ */
+export function webhook<S extends Sources, K extends keyof S & string>(
+  receiver: Receiver<S>,
+  source: K,
+  handler: ExpressWebhookHandler<PayloadOf<S, K>>,
+  options: WebhookOptions = {},
+): RequestHandler {
+  // Resolved once, so a route for an unknown source fails when the app starts, not per request.
+  const limit = receiver.maxBodyBytes(source);
+  const onError =
+    options.onError ?? ((error) => console.error(`[postel] webhook handler of "${source}" failed:`, error));
+  const gate = async (req: Request, res: Response): Promise<void> => {
+    const body = await receiveBody(req, source, limit);
+    const url = `${req.protocol}://${req.get("host")}${req.originalUrl}`;
+    const response =
+      body instanceof InboundError
+        ? errorResponse(body)
+        : await receiver.handle(source, { body, headers: req.headers, url }, (event) => {
+            res.locals["webhook"] = event;
+            return handler(event as VerifiedEvent<PayloadOf<S, K>>, req, res);
+          });
+    if (response.error !== undefined) onError(response.error, req);
+    if (!res.headersSent) send(res, response);
+  };
+  // Only a broken stream (the client went away) gets here: Express's error handling takes it.
+  return (req, res, next) => void gate(req, res).catch(next);
+}
+
+function send(res: Response, response: GateResponse): void {
+  // A refusal before the body was read leaves bytes on the socket: close it rather than drain them.
+  if (response.status === 413) res.set("connection", "close");
+  res.status(response.status).set(response.headers).send(response.body);
+}
+
+/**
+ * The exact bytes: a Buffer left by `express.raw()`, else read from the stream, stopping past `limit`.
+ * Resolves an InboundError for the refusals the gate answers (too large, already parsed).
+ */
+function receiveBody(req: Request, source: string, limit: number): Promise<Uint8Array | InboundError> {
+  const tooLarge = () =>
+    new InboundError(
+      "PAYLOAD_TOO_LARGE",
+      `The body is larger than ${limit} bytes, the limit of source "${source}".`,
+    );
+  if (Buffer.isBuffer(req.body)) return Promise.resolve(req.body);
+  // body-parser 1.x sets `req.body = {}` without reading a body whose content type it skips.
+  const parsed = req.body !== undefined && !(isObject(req.body) && Object.keys(req.body).length === 0);
+  if (parsed || req.readableDidRead || req.readableEnded) return Promise.resolve(bodyAlreadyParsed(FIX));
+  if (Number(req.headers["content-length"]) > limit) return Promise.resolve(tooLarge());
+
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      chunks.push(chunk);
+      if (size > limit) {
+        stop();
+        req.pause();
+        resolve(tooLarge());
+      }
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error) => {
+      stop();
+      reject(error);
+    };
+    const onClose = () =>
+      onError(new Error("The client closed the connection before the body was complete."));
+    const stop = () => req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
+    req.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
+  });
+}
+
+const isObject = (value: unknown): value is object => typeof value === "object" && value !== null;

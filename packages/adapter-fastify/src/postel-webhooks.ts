@@ -1,0 +1,52 @@
+import { errorResponse, InboundError, type Receiver } from "@postel/core/inbound";
+import type { FastifyError, FastifyPluginAsync } from "fastify";
+import {
+  type FastifyWebhookHandler,
+  type PayloadOf,
+  type Sources,
+  send,
+  webhookHandler,
+} from "./webhook-handler.js";
+
+/** One webhook route: where it listens, which source verifies it, what runs once it is verified. */
+export type WebhookRoute<S extends Sources> = {
+  [K in keyof S & string]: { url: string; source: K; handler: FastifyWebhookHandler<PayloadOf<S, K>> };
+}[keyof S & string];
+
+/** Options of a `postelWebhooks(receiver)` plugin (Fastify's own `prefix` applies too). */
+export interface PostelWebhooksOptions<S extends Sources = Sources> {
+  routes: readonly WebhookRoute<S>[];
+}
+
+/**
+ * A Fastify plugin serving webhook routes of `receiver` in their own encapsulated scope: every content
+ * type is read as a raw Buffer (limited to the source's `maxBodyBytes`), so the app's JSON parser
+ * elsewhere is untouched. Built from the receiver so each route's source and payload are typed.
+ * @example
+ * app.register(postelWebhooks(receiver), { routes: [{ url: "/webhooks/billing", source: "billing", handler }] });
+ */
+export function postelWebhooks<S extends Sources>(
+  receiver: Receiver<S>,
+): FastifyPluginAsync<PostelWebhooksOptions<S>> {
+  return async (scope, { routes }) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) => done(null, body));
+    scope.decorateRequest("webhook", undefined);
+    for (const route of routes) {
+      const limit = receiver.maxBodyBytes(route.source);
+      const tooLarge = new InboundError(
+        "PAYLOAD_TOO_LARGE",
+        `The body is larger than ${limit} bytes, the limit of source "${route.source}".`,
+      );
+      scope.post(route.url, {
+        bodyLimit: limit,
+        handler: webhookHandler(receiver, route.source, route.handler as FastifyWebhookHandler),
+        // Fastify's body limit answers in the gate's shape; anything else is Fastify's to report.
+        errorHandler: (error: FastifyError, _request, reply) => {
+          if (error.code !== "FST_ERR_CTP_BODY_TOO_LARGE") throw error;
+          return send(reply, errorResponse(tooLarge));
+        },
+      });
+    }
+  };
+}
