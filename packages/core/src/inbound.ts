@@ -6,6 +6,7 @@ export { InMemoryDedupStore } from "./inbound/dedup.js";
 export type { ClaimResult, DedupKey, DedupStore } from "./inbound/dedup.js";
 export { bodyAlreadyParsed, INBOUND_STATUS, InboundError } from "./inbound/errors.js";
 export type { InboundErrorCode } from "./inbound/errors.js";
+export { payloadTooLarge, readBody } from "./inbound/read-body.js";
 export { errorResponse, Receiver } from "./inbound/receiver.js";
 export type {
   GateResponse,

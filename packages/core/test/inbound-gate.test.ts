@@ -76,4 +76,25 @@ describe("inbound configuration", () => {
     expect(response.status).toBe(422);
     expect(JSON.parse(response.body).error.message).toContain("amount: expected a number");
   });
+
+  test("never throws when the dedup store fails: 503 DEDUP_UNAVAILABLE, and the handler does not run", async () => {
+    const { sign } = await import("@postel/signing");
+    const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const failing = {
+      claim: () => Promise.reject(new Error("database is down")),
+      complete: () => Promise.resolve(),
+      release: () => Promise.resolve(),
+    };
+    const receiver = Receiver({ sources: { pay: { verify: secret, dedup: failing } } });
+    const body = new TextEncoder().encode("{}");
+    const headers = sign({ id: "m1", timestamp: new Date(), body, keys: [secret] });
+    let ran = false;
+    const response = await receiver.handle("pay", { body, headers }, () => {
+      ran = true;
+    });
+    expect(response.status).toBe(503);
+    expect(response.headers["x-postel-error"]).toBe("DEDUP_UNAVAILABLE");
+    expect(response.headers["retry-after"]).toBe("5");
+    expect(ran).toBe(false);
+  });
 });

@@ -26,14 +26,14 @@ export async function fanOut(
   const { config, clock } = ctx;
   const { storage, workers } = config;
   const now = clock.now();
-  const claimed = await storage.claimFanout({
-    owner: workers.id,
-    now,
-    until: now + workers.leaseDurationMs,
-    limit,
-  });
+  // The endpoint revision check runs beside the claim (two connections, one round trip of latency);
+  // it still completes after the claim began, so late binding sees every endpoint written before.
+  const [claimed, fresh] = await Promise.all([
+    storage.claimFanout({ owner: workers.id, now, until: now + workers.leaseDurationMs, limit }),
+    ctx.cache.fresh(),
+  ]);
   if (claimed.length === 0) return { messages: 0, deliveries: [] };
-  const endpoints = [...(await ctx.cache.fresh()).values()];
+  const endpoints = [...fresh.values()];
   const results: FanoutResult[] = claimed.map(({ message, token }) => {
     if (message.expiresAt !== null && now >= message.expiresAt) {
       return { messageId: message.id, token, deliveries: [], expired: true };

@@ -5,7 +5,9 @@ import {
   WebhookVerificationError,
 } from "@postel/signing";
 import { type Clock, systemClock } from "../clock.js";
+import type { ClaimResult } from "./dedup.js";
 import { InboundError } from "./errors.js";
+import { payloadTooLarge } from "./read-body.js";
 import { type InboundSource, type InboundSourceOptions, parseInboundSources } from "./sources.js";
 import type { InferOutput } from "./standard-schema.js";
 
@@ -93,10 +95,7 @@ export function Receiver<S extends Sources>(options: { sources: S; clock?: Clock
   async function verify(name: string, request: InboundRequest): Promise<VerifiedEvent<never>> {
     const source = sourceOf(name);
     if (request.body.byteLength > source.maxBodyBytes) {
-      throw new InboundError(
-        "PAYLOAD_TOO_LARGE",
-        `The body is larger than ${source.maxBodyBytes} bytes, the limit of source "${name}".`,
-      );
+      throw payloadTooLarge(source.maxBodyBytes, name);
     }
     const now = clock.now();
     const { verified, verifierIndex } = runVerifiers(source, request, now);
@@ -142,7 +141,17 @@ export function Receiver<S extends Sources>(options: { sources: S; clock?: Clock
     const key = event.id === undefined ? null : { source: name, id: event.id };
     if (dedup && key) {
       const now = clock.now();
-      const claim = await dedup.store.claim(key, now, now + dedup.processingTimeoutMs);
+      let claim: ClaimResult;
+      try {
+        claim = await dedup.store.claim(key, now, now + dedup.processingTimeoutMs);
+      } catch (error) {
+        // Without the dedup record we cannot promise "once": ask the sender to come back.
+        const unavailable = new InboundError(
+          "DEDUP_UNAVAILABLE",
+          "The dedup store is unavailable; retry later.",
+        );
+        return { ...withRetryAfter(errorResponse(unavailable)), error };
+      }
       if (claim === "duplicate") {
         return json(200, { ok: true, duplicate: true }, { "x-postel-duplicate": "true" });
       }
@@ -151,13 +160,14 @@ export function Receiver<S extends Sources>(options: { sources: S; clock?: Clock
           "DUPLICATE_IN_FLIGHT",
           "This webhook id is being processed right now; retry later.",
         );
-        return { ...errorResponse(error), headers: { ...errorResponse(error).headers, "retry-after": "5" } };
+        return withRetryAfter(errorResponse(error));
       }
     }
     try {
       await handler(event);
     } catch (error) {
-      if (dedup && key) await dedup.store.release(key);
+      // If the release fails too, the record lapses after processingTimeout and the retry runs then.
+      if (dedup && key) await dedup.store.release(key).catch(() => undefined);
       const failed = new InboundError(
         "HANDLER_FAILED",
         "The webhook handler failed; the sender should retry.",
@@ -166,7 +176,12 @@ export function Receiver<S extends Sources>(options: { sources: S; clock?: Clock
     }
     if (dedup && key) {
       const now = clock.now();
-      await dedup.store.complete(key, now, now + dedup.ttlMs);
+      try {
+        await dedup.store.complete(key, now, now + dedup.ttlMs);
+      } catch (error) {
+        // The handler did its work: answer 200. The record lapses after processingTimeout (at-least-once).
+        return { ...json(200, { ok: true }), error };
+      }
     }
     return json(200, { ok: true });
   }
@@ -236,6 +251,10 @@ function parsePayload(source: InboundSource, body: Uint8Array): unknown {
 function formatPath(path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined): string {
   if (!path || path.length === 0) return "";
   return `${path.map((p) => String(typeof p === "object" ? p.key : p)).join(".")}: `;
+}
+
+function withRetryAfter(response: GateResponse): GateResponse {
+  return { ...response, headers: { ...response.headers, "retry-after": "5" } };
 }
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): GateResponse {

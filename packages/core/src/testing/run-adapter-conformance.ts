@@ -146,59 +146,59 @@ export function runAdapterConformance(options: AdapterConformanceOptions): void 
     test.each([
       [
         "a tampered body",
-        (s: Setup) => [s.bytes(body.replace("1", "2")), s.signed(body)],
         401,
         "SIGNATURE_INVALID",
+        (s: Setup) => [s.bytes(body.replace("1", "2")), s.signed(body)],
       ],
       [
         "a wrong key",
-        (s: Setup) => [s.bytes(body), s.signed(body, { key: generateSecret() })],
         401,
         "SIGNATURE_INVALID",
+        (s: Setup) => [s.bytes(body), s.signed(body, { key: generateSecret() })],
       ],
       [
         "an old timestamp",
-        (s: Setup) => [s.bytes(body), s.signed(body, { at: T0 - 6 * 60_000 })],
         401,
         "TIMESTAMP_OUT_OF_WINDOW",
+        (s: Setup) => [s.bytes(body), s.signed(body, { at: T0 - 6 * 60_000 })],
       ],
       [
         "a future timestamp",
-        (s: Setup) => [s.bytes(body), s.signed(body, { at: T0 + 6 * 60_000 })],
         401,
         "TIMESTAMP_OUT_OF_WINDOW",
+        (s: Setup) => [s.bytes(body), s.signed(body, { at: T0 + 6 * 60_000 })],
       ],
       [
         "a missing signature",
-        (s: Setup) => [s.bytes(body), omit(s.signed(body), "webhook-signature")],
         400,
         "MISSING_HEADER",
+        (s: Setup) => [s.bytes(body), omit(s.signed(body), "webhook-signature")],
       ],
       [
         "a missing id",
-        (s: Setup) => [s.bytes(body), omit(s.signed(body), "webhook-id")],
         400,
         "MISSING_HEADER",
+        (s: Setup) => [s.bytes(body), omit(s.signed(body), "webhook-id")],
       ],
       [
         "a malformed timestamp",
-        (s: Setup) => [s.bytes(body), { ...s.signed(body), "webhook-timestamp": "soon" }],
         400,
         "MALFORMED_HEADER",
+        (s: Setup) => [s.bytes(body), { ...s.signed(body), "webhook-timestamp": "soon" }],
       ],
       [
         "a millisecond timestamp",
-        (s: Setup) => [s.bytes(body), { ...s.signed(body), "webhook-timestamp": String(T0) }],
         400,
         "MALFORMED_HEADER",
+        (s: Setup) => [s.bytes(body), { ...s.signed(body), "webhook-timestamp": String(T0) }],
       ],
       [
         "a signature of an unknown version only",
-        (s: Setup) => [s.bytes(body), { ...s.signed(body), "webhook-signature": "v9,abc" }],
         400,
         "MALFORMED_HEADER",
+        (s: Setup) => [s.bytes(body), { ...s.signed(body), "webhook-signature": "v9,abc" }],
       ],
-    ] as const)("rejects %s with %i %s and never runs the handler", async (_name, build, status, code) => {
+    ] as const)("rejects %s with %i %s and never runs the handler", async (_name, status, code, build) => {
       const s = await setup();
       const [bytes, headers] = build(s) as [Uint8Array, Record<string, string>];
       const response = await s.adapter.post(bytes, { "content-type": "application/json", ...headers });

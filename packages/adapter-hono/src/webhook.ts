@@ -1,0 +1,103 @@
+import {
+  bodyAlreadyParsed,
+  errorResponse,
+  type GateResponse,
+  type InboundSources,
+  type PayloadOf,
+  payloadTooLarge,
+  readBody,
+  type Receiver,
+  type VerifiedEvent,
+} from "@postel/core/inbound";
+import type { Context, Env, MiddlewareHandler } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/** The Hono `Env` fragment `webhook()` adds: the verified event as `c.get("webhook")`. */
+export type WebhookEnv<TEvent> = { Variables: { webhook: TEvent } };
+
+/** Handles one verified webhook inside the gate; throwing releases the dedup record for the sender's retry. */
+export type HonoWebhookHandler<TEvent, E extends Env = Env> = (
+  event: TEvent,
+  c: Context<E & WebhookEnv<TEvent>>,
+) => unknown;
+
+/** Options of `webhook()`. */
+export interface HonoWebhookOptions {
+  /**
+   * Called with what the handler threw: the gate answers 500 itself, so Hono's `onError` never sees
+   * it (it is also set on `c.error`). Defaults to `console.error`, as Hono's default error handler.
+   */
+  onError?: (error: unknown) => void;
+}
+
+const FIX =
+  "Mount webhook() before any middleware or validator that reads the body (c.req.json(), c.req.text(), " +
+  'c.req.parseBody(), validator("json")): it needs the raw bytes, and hands you the parsed payload as ' +
+  'c.get("webhook").payload (give the source a `schema` to validate it).';
+
+/**
+ * Hono middleware that verifies a webhook over the exact received bytes and runs `handler` with the
+ * typed event, then answers with the gate's response. Without a `handler`, the route's next handler
+ * is the webhook handler: it reads `c.get("webhook")` and its answer is sent; if it throws or answers
+ * non-2xx, the dedup record is released so the sender's retry runs it again.
+ * @example
+ * app.post("/webhooks/billing", webhook(receiver, "billing", (event) => orders.apply(event.payload)));
+ */
+export function webhook<S extends InboundSources, K extends keyof S & string, E extends Env = Env>(
+  receiver: Receiver<S>,
+  source: K,
+  handler?: HonoWebhookHandler<VerifiedEvent<PayloadOf<S, K>>, E>,
+  options: HonoWebhookOptions = {},
+): MiddlewareHandler<E & WebhookEnv<VerifiedEvent<PayloadOf<S, K>>>> {
+  return async (c, next) => {
+    const body = await readRequestBody(c, receiver, source);
+    if (!(body instanceof Uint8Array)) return send(c, body);
+    let routeAnswered = false;
+    const response = await receiver.handle(
+      source,
+      { body, headers: c.req.raw.headers, url: c.req.url },
+      async (event) => {
+        c.set("webhook", event);
+        if (handler) return handler(event, c);
+        await next();
+        routeAnswered = c.finalized;
+        if (c.error) throw c.error;
+        if (routeAnswered && !c.res.ok) throw new Error(`The route's handler answered ${c.res.status}.`);
+      },
+    );
+    // The route's handler answered (through Hono's onError, if it threw): its response stands.
+    if (routeAnswered) return;
+    if ("error" in response) {
+      if (response.error instanceof Error) c.error = response.error;
+      (options.onError ?? console.error)(response.error);
+    }
+    return send(c, response);
+  };
+}
+
+function send(c: Context, response: GateResponse): Response {
+  return c.body(response.body, response.status as ContentfulStatusCode, response.headers);
+}
+
+async function readRequestBody<S extends InboundSources>(
+  c: Context,
+  receiver: Receiver<S>,
+  source: keyof S & string,
+): Promise<Uint8Array | GateResponse> {
+  try {
+    const limit = receiver.maxBodyBytes(source);
+    if (Number(c.req.header("content-length")) > limit) throw payloadTooLarge(limit, source);
+    // Hono caches each body read in `bodyCache`: raw bytes are only there under `arrayBuffer` (and only
+    // if that was the first read); `text`/`json`/`formData` were decoded, so the signed bytes are gone.
+    const cache = c.req.bodyCache;
+    if (cache.arrayBuffer) return new Uint8Array(await cache.arrayBuffer);
+    if (Object.keys(cache).length > 0 || c.req.raw.bodyUsed) throw bodyAlreadyParsed(FIX);
+    const body = await readBody(c.req.raw.body, limit);
+    if (!body) throw payloadTooLarge(limit, source);
+    // Later code may still call c.req.json() and friends; Hono stores promises here.
+    Object.assign(cache, { arrayBuffer: Promise.resolve(body.buffer) });
+    return body;
+  } catch (error) {
+    return errorResponse(error);
+  }
+}

@@ -1,0 +1,71 @@
+import {
+  bodyAlreadyParsed,
+  errorResponse,
+  type GateResponse,
+  type InboundSources,
+  type PayloadOf,
+  payloadTooLarge,
+  readBody,
+  type Receiver,
+  type VerifiedEvent,
+} from "@postel/core/inbound";
+
+/** Handles one verified webhook in a route; throwing releases the dedup record for the sender's retry. */
+export type RouteWebhookHandler<TEvent, TRequest> = (event: TEvent, request: TRequest) => unknown;
+
+/** Options shared by the Next.js gates. */
+export interface NextWebhookOptions {
+  /**
+   * Called with what the handler threw: the gate answers 500 itself, so Next never sees the error.
+   * Defaults to `console.error`.
+   */
+  onError?: (error: unknown) => void;
+}
+
+const FIX =
+  "Pass the route's Request to webhookRoute() untouched: don't call request.json(), request.text() or " +
+  "request.formData() before it (read request.clone() if other code needs the body); the verified " +
+  "payload is event.payload.";
+
+/**
+ * An App Router route handler that verifies a webhook over the exact request bytes, runs `handler`
+ * with the typed event, and answers with the gate's response.
+ * @example
+ * // app/api/webhooks/billing/route.ts
+ * export const POST = webhookRoute(receiver, "billing", (event) => orders.apply(event.payload));
+ */
+export function webhookRoute<S extends InboundSources, K extends keyof S & string>(
+  receiver: Receiver<S>,
+  source: K,
+  handler: RouteWebhookHandler<VerifiedEvent<PayloadOf<S, K>>, Request>,
+  options: NextWebhookOptions = {},
+): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const body = await readRequestBody(request, receiver, source);
+    const response =
+      body instanceof Uint8Array
+        ? await receiver.handle(source, { body, headers: request.headers, url: request.url }, (event) =>
+            handler(event, request),
+          )
+        : body;
+    if ("error" in response) (options.onError ?? console.error)(response.error);
+    return new Response(response.body, { status: response.status, headers: response.headers });
+  };
+}
+
+async function readRequestBody<S extends InboundSources>(
+  request: Request,
+  receiver: Receiver<S>,
+  source: keyof S & string,
+): Promise<Uint8Array | GateResponse> {
+  try {
+    const limit = receiver.maxBodyBytes(source);
+    if (Number(request.headers.get("content-length")) > limit) throw payloadTooLarge(limit, source);
+    if (request.bodyUsed) throw bodyAlreadyParsed(FIX);
+    const body = await readBody(request.body, limit);
+    if (!body) throw payloadTooLarge(limit, source);
+    return body;
+  } catch (error) {
+    return errorResponse(error);
+  }
+}
