@@ -1,3 +1,5 @@
+export { SqliteDedupStore } from "./dedup-store.js";
+export type { SqliteDedupStoreOptions } from "./dedup-store.js";
 export { migrate } from "./migrate.js";
 export * as schema from "./schema.js";
 export { SqliteStorage } from "./sqlite-storage.js";

@@ -146,16 +146,18 @@ export const endpointHealth = sqliteTable(
   (t) => [primaryKey({ columns: [t.endpointId, t.bucketStart] })],
 );
 
-/** Inbound dedup: `webhook-id`s already handled, kept until `expires_at`. */
+/** Inbound dedup: one record per (source, `webhook-id`), kept until `expires_at`. */
 export const received = sqliteTable(
   "postel_received",
   {
-    id: text("id").primaryKey(),
     source: text("source").notNull(),
+    id: text("id").notNull(),
+    /** `processing` while a handler runs (until `expires_at`), then `done` until `expires_at`. */
+    status: text("status").notNull(),
     receivedAt: integer("received_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
   },
-  (t) => [index("postel_received_expires").on(t.expiresAt)],
+  (t) => [primaryKey({ columns: [t.source, t.id] }), index("postel_received_expires").on(t.expiresAt)],
 );
 
 /** Small key/value facts, e.g. `endpoints_revision`. */

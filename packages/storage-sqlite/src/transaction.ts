@@ -34,7 +34,8 @@ function messageIdForKey(key: string): SQL {
   return sql`SELECT id FROM postel_messages WHERE idempotency_key = ${key}`;
 }
 
-function toStatement(query: SQL): { sql: string; args: InValue[] } {
+/** A drizzle `sql` query as a libsql statement with positional arguments. */
+export function toStatement(query: SQL): { sql: string; args: InValue[] } {
   const { sql: text, params } = dialect.sqlToQuery(query);
   return { sql: text, args: params as InValue[] };
 }
@@ -43,14 +44,18 @@ function isDrizzle(tx: SqliteTransaction): tx is DrizzleSqliteTransaction {
   return typeof (tx as Partial<DrizzleSqliteTransaction>).all === "function";
 }
 
-/** Run a query on the caller's transaction, whichever kind it is, and return the `id` column. */
-async function idsOn(tx: SqliteTransaction, query: SQL): Promise<string[]> {
+/** Run a query on the caller's transaction, whichever kind it is, and return its rows. */
+export async function rowsOn(tx: SqliteTransaction, query: SQL): Promise<Record<string, unknown>[]> {
   try {
-    if (isDrizzle(tx)) return (await tx.all<{ id: unknown }>(query)).map((row) => String(row.id));
-    return (await tx.execute(toStatement(query))).rows.map((row) => String(row["id"]));
+    if (isDrizzle(tx)) return await tx.all<Record<string, unknown>>(query);
+    return (await tx.execute(toStatement(query))).rows;
   } catch (error) {
     throw translateError(error);
   }
+}
+
+async function idsOn(tx: SqliteTransaction, query: SQL): Promise<string[]> {
+  return (await rowsOn(tx, query)).map((row) => String(row["id"]));
 }
 
 /**

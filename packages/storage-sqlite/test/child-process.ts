@@ -12,6 +12,8 @@ export interface Child {
   go(): void;
   /** Resolves with the child's last stdout line (its JSON result) once it exited with code 0. */
   result: Promise<string>;
+  /** Sends `signal` (SIGTERM: finish up and print the result; SIGKILL: die now) unless it has exited. */
+  kill(signal: NodeJS.Signals): void;
 }
 
 /** Spawn `test/fixtures/<script>` with `args`, resolving workspace packages to their sources. */
@@ -40,7 +42,10 @@ export function startChild(script: string, args: string[]): Child {
   });
   // A child that dies before `ready` must fail the test, not hang it.
   result.catch(() => markReady());
-  return { ready, go: () => child.stdin?.end("go\n"), result };
+  const kill = (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  };
+  return { ready, go: () => child.stdin?.end("go\n"), result, kill };
 }
 
 /** Start every child, wait until all are ready, then release them at once; resolves with their results. */

@@ -1,4 +1,5 @@
-import { readdirSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { createClient } from "@libsql/client";
 import { isPostelError, SchemaMismatchError } from "@postel/core";
 import { afterEach, describe, expect, test } from "vitest";
@@ -144,5 +145,33 @@ describe("connection settings", () => {
     expect(await pragma("synchronous")).toBe(2); // FULL
     // WAL is a property of the file: a connection opened by anyone else sees it too.
     expect((await openClient(url).execute("PRAGMA journal_mode")).rows[0]?.[0]).toBe("wal");
+  });
+
+  test("upgrading from the first schema keeps received ids, now done and keyed by (source, id)", async () => {
+    const { url } = freshFile();
+    const client = openClient(url);
+    const initial = readFileSync(new URL("../migrations/0000_initial.sql", import.meta.url), "utf8");
+    await client.executeMultiple(initial.replaceAll("--> statement-breakpoint", ""));
+    await client.execute(
+      "CREATE TABLE postel_migrations (name TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)",
+    );
+    await client.execute({
+      sql: "INSERT INTO postel_migrations VALUES ('0000_initial', ?, 0)",
+      args: [createHash("sha256").update(initial).digest("hex")],
+    });
+    await client.execute(
+      "INSERT INTO postel_received (id, source, received_at, expires_at) VALUES ('msg_1', 'billing', 1, 99)",
+    );
+
+    await migrate(client);
+    expect(await recorded(url)).toEqual(SHIPPED);
+    const { rows } = await client.execute(
+      "SELECT source, id, status, received_at, expires_at FROM postel_received",
+    );
+    expect(rows.map((row) => ({ ...row }))).toEqual([
+      { source: "billing", id: "msg_1", status: "done", received_at: 1, expires_at: 99 },
+    ]);
+    // The same id from another source is a separate record now.
+    await client.execute("INSERT INTO postel_received VALUES ('crm', 'msg_1', 'processing', 1, 99)");
   });
 });

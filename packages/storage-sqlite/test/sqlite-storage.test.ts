@@ -1,7 +1,8 @@
-import { createClient } from "@libsql/client";
+import { type Client, createClient } from "@libsql/client";
 import { ConfigurationError, type EndpointRecord, type NewMessage } from "@postel/core";
 import { afterEach, describe, expect, test } from "vitest";
 import { SqliteStorage } from "../src/index.js";
+import { openWriter, type Synchronous } from "../src/internal/writer.js";
 import { tempDatabase } from "./temp-db.js";
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -142,12 +143,42 @@ describe("SqliteStorage", () => {
   test("rejects invalid options with one ConfigurationError naming each field", () => {
     const error = (() => {
       try {
-        SqliteStorage({ url: "" }, { busyTimeoutMs: -1 });
+        // @ts-expect-error -- "off" is not a setting Postel offers
+        SqliteStorage({ url: "" }, { busyTimeoutMs: -1, synchronous: "off" });
       } catch (caught) {
         return caught;
       }
     })();
     expect(error).toBeInstanceOf(ConfigurationError);
-    expect((error as ConfigurationError).issues.map((issue) => issue.path)).toEqual(["busyTimeoutMs", "url"]);
+    expect((error as ConfigurationError).issues.map((issue) => issue.path)).toEqual([
+      "synchronous",
+      "busyTimeoutMs",
+      "url",
+    ]);
+  });
+});
+
+describe("Postel's write connection", () => {
+  /** `PRAGMA synchronous` (1 = NORMAL, 2 = FULL) on the writer's own connection and on the client's. */
+  async function synchronousSeenBy(options: { synchronous?: Synchronous }) {
+    const file = fresh();
+    const client = createClient({ url: file.url });
+    const writer = await openWriter(client, 100, options);
+    cleanups.push(
+      () => client.close(),
+      () => writer.close(),
+    );
+    const read = async (on: Pick<Client, "execute">) =>
+      Number((await on.execute("PRAGMA synchronous")).rows[0]?.[0]);
+    return { writer: await read(writer), client: await read(client) };
+  }
+
+  test("commits with synchronous=FULL unless told otherwise", async () => {
+    expect((await synchronousSeenBy({})).writer).toBe(2);
+    expect((await synchronousSeenBy({ synchronous: "full" })).writer).toBe(2);
+  });
+
+  test('sets synchronous=NORMAL on its own connection only, with { synchronous: "normal" }', async () => {
+    expect(await synchronousSeenBy({ synchronous: "normal" })).toEqual({ writer: 1, client: 2 });
   });
 });

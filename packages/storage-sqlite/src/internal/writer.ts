@@ -24,26 +24,47 @@ export interface Writer {
  * of leaving a poisoned connection in the shared pool. Remote clients (no local locks) and in-memory
  * databases (one connection only) are written through directly.
  */
-export async function openWriter(client: Client, busyTimeoutMs: number): Promise<Writer> {
+export async function openWriter(
+  client: Client,
+  busyTimeoutMs: number,
+  options: { synchronous?: Synchronous } = {},
+): Promise<Writer> {
   const path = client.protocol === "file" ? await mainDatabaseFile(client) : "";
   if (path === "") {
-    return retrying({ current: () => client, replace: () => {}, close: () => {} }, busyTimeoutMs);
+    const shared = Promise.resolve(client);
+    return retrying({ current: () => shared, replace: () => {}, close: () => {} }, busyTimeoutMs);
   }
-  const open = () => createClient({ url: `file:${path}`, timeout: SYNC_BUSY_WAIT_MS, concurrency: 1 });
+  // `synchronous` belongs to a connection, not to the file: each connection opened here is set up
+  // before its first write.
+  const pragma = `PRAGMA synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`;
+  const open = async () => {
+    const own = createClient({ url: `file:${path}`, timeout: SYNC_BUSY_WAIT_MS, concurrency: 1 });
+    await own.execute(pragma);
+    return own;
+  };
+  const closeSoon = (connection: Promise<Client>) =>
+    void connection.then(
+      (c) => c.close(),
+      () => undefined,
+    );
   let own = open();
-  const connection = {
+  await own; // fail here, not on the first write, when the file cannot be opened
+  const connection: Connection = {
     current: () => own,
     replace: () => {
-      own.close();
+      closeSoon(own);
       own = open();
     },
-    close: () => own.close(),
+    close: () => closeSoon(own),
   };
   return retrying(connection, busyTimeoutMs);
 }
 
+/** `synchronous` of Postel's own writes: `full` fsyncs every commit, `normal` (WAL) only checkpoints. */
+export type Synchronous = "full" | "normal";
+
 interface Connection {
-  current(): Client;
+  current(): Promise<Client>;
   /** Swap a connection that came back busy for a fresh one. */
   replace(): void;
   close(): void;
@@ -53,7 +74,7 @@ function retrying(connection: Connection, busyTimeoutMs: number): Writer {
   const attempt = <T>(run: (client: Client) => Promise<T>) =>
     retryWhileBusy(async () => {
       try {
-        return await run(connection.current());
+        return await run(await connection.current());
       } catch (error) {
         if (isBusy(error)) connection.replace();
         throw error;

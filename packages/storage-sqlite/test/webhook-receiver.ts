@@ -1,0 +1,67 @@
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** A local HTTP endpoint that records every `webhook-id` it is sent, by the sender's User-Agent. */
+export interface WebhookReceiver {
+  url: string;
+  /** How many requests each `webhook-id` arrived in (counted on arrival, answered or not). */
+  readonly seen: Map<string, number>;
+  /** The `webhook-id`s of every request held open (never answered). */
+  readonly held: Set<string>;
+  /** Requests received from the sender whose User-Agent ends in `/<name>`. */
+  countFrom(name: string): number;
+  close(): Promise<void>;
+}
+
+/**
+ * Start a receiver on 127.0.0.1 that answers 204, except that requests for which `hold(name, n)`
+ * is true (`n`: how many requests that sender had made before) are never answered: the sender keeps
+ * them in flight until it dies or times out.
+ */
+export async function startReceiver(
+  hold: (sender: string, previous: number) => boolean = () => false,
+): Promise<WebhookReceiver> {
+  const seen = new Map<string, number>();
+  const held = new Set<string>();
+  const bySender = new Map<string, number>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const id = String(req.headers["webhook-id"] ?? "");
+    const sender =
+      String(req.headers["user-agent"] ?? "")
+        .split("/")
+        .at(-1) ?? "";
+    const previous = bySender.get(sender) ?? 0;
+    bySender.set(sender, previous + 1);
+    seen.set(id, (seen.get(id) ?? 0) + 1);
+    if (hold(sender, previous)) {
+      held.add(id);
+      return;
+    }
+    req.resume();
+    req.once("end", () => res.writeHead(204).end());
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    seen,
+    held,
+    countFrom: (name) => bySender.get(name) ?? 0,
+    async close() {
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+    },
+  };
+}
+
+/** Resolve once `condition()` holds, polling every 25 ms; reject with `what` after `timeoutMs`. */
+export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
