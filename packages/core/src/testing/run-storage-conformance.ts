@@ -35,19 +35,23 @@ export interface StorageConformanceOptions<S extends Storage<never> = Storage<un
  * Register the storage conformance suite (vitest `describe`/`test` blocks) for one `Storage`
  * implementation. Every test gets a fresh storage; time is passed explicitly, nothing sleeps.
  * @example
- * // test/conformance.test.ts of a storage package
+ * // test/conformance.test.ts of a storage package (see storage-sqlite and storage-postgres)
  * import { runStorageConformance } from "@postel/core/testing";
  * import { SqliteStorage } from "../src/index.js";
  *
  * runStorageConformance({
  *   name: "sqlite",
- *   create: async () => {
- *     const storage = SqliteStorage({ url: ":memory:" });
- *     await storage.migrate();
- *     return storage;
+ *   create: () => SqliteStorage({ url: `file:${tempFile()}` }),
+ *   transaction: async (storage, fn) => {
+ *     const tx = await storage.client.transaction("write");
+ *     try {
+ *       const result = await fn(tx);
+ *       await tx.commit();
+ *       return result;
+ *     } finally {
+ *       tx.close();
+ *     }
  *   },
- *   transaction: (storage, fn) => storage.transaction(fn),
- *   skip: { "transaction-isolation": "one connection: reads inside a transaction see its writes" },
  * });
  */
 export function runStorageConformance<S extends Storage<never>>(options: StorageConformanceOptions<S>): void {
