@@ -12,6 +12,7 @@ import * as claim from "./queries/claim.js";
 import * as endpointState from "./queries/endpoint-state.js";
 import * as endpoints from "./queries/endpoints.js";
 import { WAKE_CHANNEL, enqueue } from "./queries/enqueue.js";
+import { createEnqueueBatcher } from "./queries/enqueue-batch.js";
 import * as fanout from "./queries/fanout.js";
 import { recordOutcomes } from "./queries/record-outcomes.js";
 import * as replay from "./queries/replay.js";
@@ -49,6 +50,8 @@ export function PostgresStorage(
   let ready: Promise<void> | undefined;
 
   const migrateNow = () => migrate(sql);
+  // send() without a transaction: concurrent calls share one INSERT and one commit.
+  const enqueueBatched = createEnqueueBatcher(sql, (message) => enqueue(sql, message, undefined));
   // Migrate (or check) once, on first use; a failure is retried by the next call.
   const ensureReady = (): Promise<void> => {
     ready ??= (options.migrate === false ? assertMigrated(sql) : migrateNow()).catch((error: unknown) => {
@@ -76,7 +79,8 @@ export function PostgresStorage(
     enqueue: (message, enqueueOptions) =>
       run(async () => {
         try {
-          return await enqueue(sql, message, enqueueOptions?.tx);
+          const tx = enqueueOptions?.tx;
+          return await (tx === undefined ? enqueueBatched(message) : enqueue(sql, message, tx));
         } catch (error) {
           throw duplicateIdError(error, message.id);
         }

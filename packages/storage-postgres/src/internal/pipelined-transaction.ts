@@ -6,18 +6,64 @@ import type { PendingQuery, ReservedSql, Row, RowList, Sql } from "postgres";
  * transaction, the rest fail with 25P02, COMMIT answers ROLLBACK, and the first error is thrown.
  * Each statement still gets its own snapshot (READ COMMITTED), so a later statement sees the rows an
  * earlier `SELECT ... FOR UPDATE` waited for.
+ *
+ * The statements are keyed batch writes (a few dozen rows found by primary key or a selective index),
+ * so the transaction plans them as index nested loops: postgres.js prepares statements, and a generic
+ * plan made while a table was still tiny (a fresh install) would otherwise keep scanning the whole
+ * table (seq scan, or hash join over a full index scan) as it grows to millions of rows, until
+ * autovacuum happens to ANALYZE it.
  */
 export async function pipelinedTransaction(
   sql: Sql,
   statements: (tx: ReservedSql) => PendingQuery<Row[]>[],
 ): Promise<RowList<Row[]>[]> {
   const tx = await sql.reserve();
+  let connectionLost = false;
   try {
-    const settled = await Promise.allSettled([tx`BEGIN`, ...statements(tx), tx`COMMIT`]);
+    const queries = [
+      tx`BEGIN`,
+      tx`SELECT set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
+        set_config('enable_mergejoin', 'off', true)`,
+      ...statements(tx),
+      tx`COMMIT`,
+    ];
+    // When the connection drops (a database restart), postgres.js 3.4 never settles the queries it
+    // queued behind an unanswered one on a reserved connection: stop at the first connection error.
+    const lost = new Promise<unknown>((resolve) => {
+      for (const query of queries) query.catch((error: unknown) => isConnectionLoss(error) && resolve(error));
+    });
+    const settled = await Promise.race([Promise.allSettled(queries), lost]);
+    if (!Array.isArray(settled)) {
+      connectionLost = true;
+      throw settled;
+    }
     const failed = settled.find((result) => result.status === "rejected");
     if (failed) throw failed.reason;
-    return settled.slice(1, -1).map((result) => (result as PromiseFulfilledResult<RowList<Row[]>>).value);
+    return settled.slice(2, -1).map((result) => (result as PromiseFulfilledResult<RowList<Row[]>>).value);
   } finally {
-    tx.release();
+    // postgres.js 3.4 puts a released connection back in its open queue even after it closed, and the
+    // next query on it crashes the process from a timer (its socket is null). A lost connection is
+    // already in the pool's closed queue (to be reconnected on demand): leave it there.
+    if (!connectionLost) tx.release();
   }
+}
+
+// postgres.js connection errors, socket errors, and FATAL server errors, after which the server closes
+// the connection (e.g. 57P01 "terminating connection due to administrator command").
+const CONNECTION_LOST = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+  "CONNECTION_ENDED",
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "EPIPE",
+  "ETIMEDOUT",
+]);
+
+function isConnectionLoss(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { code, severity } = error as { code?: unknown; severity?: unknown };
+  return (
+    (typeof code === "string" && CONNECTION_LOST.has(code)) || severity === "FATAL" || severity === "PANIC"
+  );
 }

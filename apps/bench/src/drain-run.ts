@@ -1,0 +1,150 @@
+import { Postel } from "@postel/core";
+import { generateSecret } from "@postel/signing";
+import { PostgresStorage } from "@postel/storage-postgres";
+import { Child } from "./children.js";
+import {
+  type BenchDatabase,
+  backendCpuMs,
+  createBenchDatabase,
+  seedMessages,
+  seedNaive,
+} from "./database.js";
+import type {
+  ReceiverCommand,
+  ReceiverReport,
+  WorkerCommand,
+  WorkerConfig,
+  WorkerReport,
+} from "./protocol.js";
+
+/** The receiver child, started once per scenario. */
+export type Receiver = Child<ReceiverReport, ReceiverCommand>;
+
+/** Starts the receiver process and returns it with its base URL. */
+export async function startReceiver(recordArrivals = false): Promise<{ receiver: Receiver; base: string }> {
+  const receiver = Child.start<ReceiverReport, ReceiverCommand>("receiver", { recordArrivals });
+  const { port } = await receiver.next("ready", 10_000);
+  return { receiver, base: `http://127.0.0.1:${port}` };
+}
+
+/** What one drain measured. CPU figures are milliseconds of CPU per 1,000 deliveries. */
+export interface DrainMeasurement {
+  deliveries: number;
+  elapsedMs: number;
+  perSecond: number;
+  peakRssBytes: number;
+  cpuPer1k: { worker: number; postgres: number; receiver: number };
+}
+
+/** Options of one drain. */
+export interface DrainOptions {
+  /** Messages pre-enqueued. */
+  messages: number;
+  /** Endpoints every message fans out to. */
+  endpoints: number;
+  log: (line: string) => void;
+  label: string;
+  receiver: Receiver;
+  /** Overrides of the worker configuration (Postel: concurrency, batchSize). */
+  worker?: Partial<WorkerConfig>;
+  /** Reuse this database (history scenario) instead of a fresh one. */
+  database?: BenchDatabase;
+  /** Message id prefix (unique per run when the database is reused). */
+  prefix?: string;
+}
+
+/** Creates `count` endpoints (all matching every type) on the receiver through Postel's API. */
+export async function createEndpoints(database: BenchDatabase, base: string, count: number): Promise<void> {
+  const storage = PostgresStorage({ sql: database.sql }, { migrate: false });
+  const postel = Postel({ outbound: { storage, http: { allowPrivateNetworks: true } } });
+  for (let i = 0; i < count; i++) {
+    await postel.outbound.endpoints.create({ url: `${base}/hooks/${i}`, types: ["*"] });
+  }
+}
+
+/** Pre-enqueues messages, starts one Postel worker process and times it until every delivery is recorded. */
+export async function drainWithPostel(base: string, options: DrainOptions): Promise<DrainMeasurement> {
+  const database = options.database ?? (await createBenchDatabase());
+  try {
+    if (!options.database) await createEndpoints(database, base, options.endpoints);
+    await seedMessages(database.sql, options.messages, options.prefix);
+    const deliveries = options.messages * options.endpoints;
+    const config: WorkerConfig = {
+      url: database.url,
+      target: deliveries,
+      concurrency: Number(process.env["BENCH_CONCURRENCY"] ?? 64),
+      ...(process.env["BENCH_BATCH"] ? { batchSize: Number(process.env["BENCH_BATCH"]) } : {}),
+      ...options.worker,
+    };
+    return await timeWorker("postel-worker", config, options, database);
+  } finally {
+    if (!options.database) await database.drop();
+  }
+}
+
+/** Fills the naive table (one row per message × endpoint) and times the 4 hand-written loops. */
+export async function drainNaive(base: string, options: DrainOptions): Promise<DrainMeasurement> {
+  const database = await createBenchDatabase();
+  try {
+    const targets = Array.from({ length: options.endpoints }, (_, i) => ({
+      url: `${base}/hooks/${i}`,
+      secret: generateSecret(),
+    }));
+    await seedNaive(database.sql, options.messages, targets);
+    const config: WorkerConfig = {
+      url: database.url,
+      target: options.messages * options.endpoints,
+      concurrency: 4,
+    };
+    return await timeWorker("naive-worker", config, options, database);
+  } finally {
+    await database.drop();
+  }
+}
+
+async function timeWorker(
+  script: string,
+  config: WorkerConfig,
+  options: DrainOptions,
+  database: BenchDatabase,
+): Promise<DrainMeasurement> {
+  const worker = Child.start<WorkerReport, WorkerCommand>(script, config);
+  try {
+    await worker.next("ready", 30_000);
+    worker.onProgress = (report) => {
+      if (report.type === "progress") {
+        options.log(
+          `  ${options.label}: ${report.delivered.toLocaleString("en-US")}/${config.target.toLocaleString("en-US")}`,
+        );
+      }
+    };
+    const postgresBefore = await backendCpuMs(database.sql, database.name);
+    options.receiver.send({ type: "stats" });
+    const receiverBefore = (await options.receiver.next("stats", 10_000)).cpuMs;
+    worker.send({ type: "go" });
+    const done = await worker.next("done", 15 * 60_000);
+    const postgresMs = (await backendCpuMs(database.sql, database.name)) - postgresBefore;
+    options.receiver.send({ type: "stats" });
+    const receiverMs = (await options.receiver.next("stats", 10_000)).cpuMs - receiverBefore;
+    worker.send({ type: "stop" });
+    await worker.next("stopped", 30_000).catch(() => undefined);
+    await worker.exited(5_000);
+    const perSecond = (done.delivered / done.elapsedMs) * 1000;
+    const per1k = (ms: number) => (ms / done.delivered) * 1000;
+    const cpuPer1k = { worker: per1k(done.cpuMs), postgres: per1k(postgresMs), receiver: per1k(receiverMs) };
+    options.log(
+      `  ${options.label}: ${Math.round(perSecond).toLocaleString("en-US")}/s, peak RSS ` +
+        `${Math.round(done.peakRssBytes / 2 ** 20)} MB, CPU ms per 1,000 deliveries: worker ` +
+        `${Math.round(cpuPer1k.worker)}, postgres ${Math.round(cpuPer1k.postgres)}, receiver ${Math.round(cpuPer1k.receiver)}`,
+    );
+    return {
+      deliveries: done.delivered,
+      elapsedMs: done.elapsedMs,
+      perSecond,
+      peakRssBytes: done.peakRssBytes,
+      cpuPer1k,
+    };
+  } finally {
+    await worker.kill();
+  }
+}

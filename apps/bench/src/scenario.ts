@@ -1,0 +1,67 @@
+import type { Metric } from "./stats.js";
+
+/** How big the runs are: `full` hits the issue's figures, `quick` is a smoke run. */
+export interface Scale {
+  quick: boolean;
+  /** Runs per measurement; the table shows the median. */
+  runs: number;
+  /** Messages in the one-endpoint drain (issue: 50,000). */
+  drainMessages: number;
+  /** Messages of the 10-endpoint fan-out drain (× 10 deliveries). */
+  fanoutMessages: number;
+  /** Messages of the naive baseline's drain (its rate is flat in N, and it is slow). */
+  naiveMessages: number;
+  /** Sequential `send()` calls of the one-caller latency run. */
+  sequentialSends: number;
+  /** Concurrent `send()` calls through a 20-connection pool (issue: 10,000). */
+  concurrentSends: number;
+  /** Messages sent one at a time in the cross-process wake-up run. */
+  wakeups: number;
+  /** Finished deliveries of history (issue: 1,000,000). */
+  historyRows: number;
+  /** Messages drained while the worker's peak RSS is watched (issue: 100,000). */
+  memoryMessages: number;
+}
+
+/** The sizes of a full run and of `--quick`. */
+export function scaleFor(quick: boolean, runs?: number): Scale {
+  return quick
+    ? {
+        quick,
+        runs: runs ?? 1,
+        drainMessages: 5_000,
+        fanoutMessages: 500,
+        naiveMessages: 1_000,
+        sequentialSends: 300,
+        concurrentSends: 2_000,
+        wakeups: 50,
+        historyRows: 50_000,
+        memoryMessages: 10_000,
+      }
+    : {
+        quick,
+        runs: runs ?? 3,
+        drainMessages: 50_000,
+        fanoutMessages: 5_000,
+        naiveMessages: 10_000,
+        sequentialSends: 2_000,
+        concurrentSends: 10_000,
+        wakeups: 300,
+        historyRows: 1_000_000,
+        memoryMessages: 100_000,
+      };
+}
+
+/** What a scenario gets. */
+export interface ScenarioContext {
+  scale: Scale;
+  /** Progress lines (stderr), so stdout keeps only the table. */
+  log: (line: string) => void;
+}
+
+/** One named scenario of the bench. */
+export interface Scenario {
+  name: string;
+  description: string;
+  run(context: ScenarioContext): Promise<Metric[]>;
+}

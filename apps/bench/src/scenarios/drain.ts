@@ -1,0 +1,69 @@
+import { type DrainMeasurement, drainNaive, drainWithPostel, startReceiver } from "../drain-run.js";
+import type { Scenario, ScenarioContext } from "../scenario.js";
+import { type Metric, median } from "../stats.js";
+
+async function drainScenario(
+  context: ScenarioContext,
+  name: string,
+  messages: number,
+  endpoints: number,
+): Promise<Metric> {
+  const { scale, log } = context;
+  const { receiver, base } = await startReceiver();
+  try {
+    const postel: DrainMeasurement[] = [];
+    const naive: DrainMeasurement[] = [];
+    for (let run = 1; run <= scale.runs; run++) {
+      postel.push(
+        await drainWithPostel(base, {
+          messages,
+          endpoints,
+          log,
+          receiver,
+          label: `Postel run ${run}/${scale.runs}`,
+        }),
+      );
+      const naiveMessages = Math.max(1, Math.round(scale.naiveMessages / endpoints));
+      naive.push(
+        await drainNaive(base, {
+          messages: naiveMessages,
+          endpoints,
+          log,
+          receiver,
+          label: `naive run ${run}/${scale.runs}`,
+        }),
+      );
+    }
+    const postelRuns = postel.map((m) => m.perSecond);
+    const naiveRuns = naive.map((m) => m.perSecond);
+    return {
+      scenario: name,
+      name: `${(messages * endpoints).toLocaleString("en-US")} deliveries, ${endpoints} endpoint${endpoints > 1 ? "s" : ""}`,
+      unit: "deliveries/s",
+      postel: median(postelRuns),
+      postelRuns,
+      naive: median(naiveRuns),
+      naiveRuns,
+      ...(endpoints === 1
+        ? ({ target: { op: ">=", value: 5_000 }, ratioTarget: { op: ">=", value: 10 } } as const)
+        : {}),
+      note: `naive drains ${naive[0]?.deliveries.toLocaleString("en-US")} deliveries per run (its rate does not depend on N)`,
+    } satisfies Metric;
+  } finally {
+    await receiver.kill();
+  }
+}
+
+/** Drain of N pre-enqueued messages to one endpoint, Postel vs the naive loop. */
+export const drain: Scenario = {
+  name: "drain",
+  description: "drain pre-enqueued messages to one endpoint (target ≥ 5,000/s and ≥ 10× naive)",
+  run: async (context) => [await drainScenario(context, "drain", context.scale.drainMessages, 1)],
+};
+
+/** The same with 10 endpoints: every message fans out to all of them. */
+export const fanout: Scenario = {
+  name: "fanout",
+  description: "drain with fan-out to 10 endpoints",
+  run: async (context) => [await drainScenario(context, "fanout", context.scale.fanoutMessages, 10)],
+};

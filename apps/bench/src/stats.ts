@@ -1,0 +1,90 @@
+/** The value below which `p` percent of the samples fall (nearest rank). */
+export function percentile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+}
+
+/** The median of the samples (the mean of the two middle ones for an even count). */
+export function median(samples: readonly number[]): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** A target a metric is checked against. */
+export interface Target {
+  op: ">=" | "<=";
+  value: number;
+}
+
+/** One row of the results table: Postel's median, the naive baseline's when measured, the target. */
+export interface Metric {
+  scenario: string;
+  name: string;
+  unit: string;
+  /** Median over the runs. */
+  postel: number;
+  /** Every run's value. */
+  postelRuns: number[];
+  naive?: number;
+  naiveRuns?: number[];
+  target?: Target;
+  /** A target on postel / naive (e.g. ≥ 10× the baseline). */
+  ratioTarget?: Target;
+  note?: string;
+}
+
+/** Whether `value` meets `target` (true when there is no target). */
+export function meets(value: number, target: Target | undefined): boolean {
+  if (!target) return true;
+  return target.op === ">=" ? value >= target.value : value <= target.value;
+}
+
+/** postel / naive, or undefined without a baseline. */
+export function ratio(metric: Metric): number | undefined {
+  return metric.naive === undefined || metric.naive === 0 ? undefined : metric.postel / metric.naive;
+}
+
+/** A number for humans: thousands separators, at most 2 decimals below 100. */
+export function formatNumber(value: number): string {
+  if (!Number.isFinite(value)) return "—";
+  const digits = Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : 2;
+  return value.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: 0 });
+}
+
+function verdict(metric: Metric): string {
+  const r = ratio(metric);
+  const ok = meets(metric.postel, metric.target) && (r === undefined || meets(r, metric.ratioTarget));
+  return metric.target || metric.ratioTarget ? (ok ? "✓" : "✗") : "";
+}
+
+/** The results as an aligned text table. */
+export function formatTable(metrics: readonly Metric[]): string {
+  const header = ["scenario", "metric", "Postel", "naive", "× naive", "target", ""];
+  const rows = metrics.map((m) => {
+    const r = ratio(m);
+    const targets = [
+      m.target ? `${m.target.op} ${formatNumber(m.target.value)}` : "",
+      m.ratioTarget ? `${m.ratioTarget.op} ${formatNumber(m.ratioTarget.value)}×` : "",
+    ].filter(Boolean);
+    return [
+      m.scenario,
+      `${m.name} (${m.unit})`,
+      formatNumber(m.postel),
+      m.naive === undefined ? "" : formatNumber(m.naive),
+      r === undefined ? "" : `${formatNumber(r)}×`,
+      targets.join(", "),
+      verdict(m),
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i >= 2 && i <= 4 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}

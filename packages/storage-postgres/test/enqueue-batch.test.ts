@@ -1,0 +1,80 @@
+import { InvalidInputError } from "@postel/core";
+import type { Sql } from "postgres";
+import { afterAll, beforeAll, beforeEach, expect, test } from "vitest";
+import { migrate, PostgresStorage, type PostgresStorageInstance } from "../src/index.js";
+import { createTestDatabase, type TestDatabase, truncatePostel } from "./support/database.js";
+import { newMessage } from "./support/messages.js";
+
+// Enqueues made without a transaction in the same turn of the event loop share one INSERT; each
+// caller must still get exactly the answer it would have had alone.
+let database: TestDatabase;
+let sql: Sql;
+let storage: PostgresStorageInstance;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  sql = database.connect();
+  await migrate(sql);
+  storage = PostgresStorage({ sql }, { migrate: false });
+});
+beforeEach(() => truncatePostel(sql));
+afterAll(() => database.drop());
+
+test("1,000 concurrent enqueues all land, each once, in a handful of statements", async () => {
+  let statements = 0;
+  const counted = PostgresStorage(
+    { sql: database.connect({ debug: () => (statements += 1) }) },
+    { migrate: false },
+  );
+  const messages = Array.from({ length: 1_000 }, () => newMessage());
+  const results = await Promise.all(messages.map((message) => counted.enqueue(message)));
+  expect(results).toEqual(messages.map((message) => ({ id: message.id, reused: false })));
+  const [row] = await sql<{ count: string }[]>`SELECT count(*) FROM postel.messages`;
+  expect(Number(row?.count)).toBe(1_000);
+  // Batches of at most 250 rows (plus the schema check on first use), not 1,000 INSERTs.
+  expect(statements).toBeLessThanOrEqual(10);
+});
+
+test("concurrent enqueues with idempotency keys keep their meaning beside a batch", async () => {
+  const earlier = await storage.enqueue(newMessage({ idempotencyKey: "order-1" }));
+  const batch = [
+    newMessage({ idempotencyKey: "order-1" }),
+    newMessage({ idempotencyKey: "order-2" }),
+    newMessage({ idempotencyKey: "order-2" }),
+    newMessage(),
+  ];
+  const results = await Promise.all(batch.map((message) => storage.enqueue(message)));
+  expect(results[0]).toEqual({ id: earlier.id, reused: true });
+  expect(results[1]).toEqual({ id: batch[1]!.id, reused: false });
+  expect(results[2]).toEqual({ id: batch[1]!.id, reused: true });
+  expect(results[3]).toEqual({ id: batch[3]!.id, reused: false });
+  const rows = await sql<{ id: string }[]>`SELECT id FROM postel.messages ORDER BY id`;
+  expect(rows.map((r) => r.id).sort()).toEqual([earlier.id, batch[1]!.id, batch[3]!.id].sort());
+});
+
+test("a duplicate id fails only its own enqueue; the rest of the batch lands", async () => {
+  const taken = newMessage();
+  await storage.enqueue(taken);
+  const others = [newMessage(), newMessage()];
+  const results = await Promise.allSettled([
+    storage.enqueue(others[0]!),
+    storage.enqueue({ ...newMessage(), id: taken.id }),
+    storage.enqueue(others[1]!),
+  ]);
+  expect(results[0]).toEqual({ status: "fulfilled", value: { id: others[0]!.id, reused: false } });
+  expect(results[1]?.status).toBe("rejected");
+  expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(InvalidInputError);
+  expect(results[2]).toEqual({ status: "fulfilled", value: { id: others[1]!.id, reused: false } });
+});
+
+test("a batch wakes subscribers once it is committed", async () => {
+  let wakes = 0;
+  const unsubscribe = await storage.subscribe!(() => {
+    wakes += 1;
+  });
+  await Promise.all(Array.from({ length: 50 }, () => storage.enqueue(newMessage())));
+  const deadline = Date.now() + 5_000;
+  while (wakes === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(wakes).toBeGreaterThanOrEqual(1);
+  await unsubscribe();
+});
