@@ -128,4 +128,39 @@ describe("start() and stop()", () => {
       await postel.close();
     }
   });
+
+  test("a hanging endpoint does not hold up others: deliveries flow independently of their batch", async () => {
+    const receiver = await startReceiver();
+    receiver.script("/slow", "hang");
+    const postel = Postel({
+      outbound: {
+        storage: InMemoryStorage(),
+        http: { allowPrivateNetworks: true, timeout: "5s" },
+        workers: { concurrency: 4, batchSize: 4, pollInterval: "20ms" },
+      },
+    });
+    try {
+      await postel.outbound.endpoints.create({ url: receiver.url("/slow"), types: ["slow"] });
+      await postel.outbound.endpoints.create({ url: receiver.url("/fast"), types: ["fast"] });
+      await postel.outbound.send({ type: "slow", data: 1 });
+      await postel.outbound.send({ type: "slow", data: 2 });
+      for (let i = 0; i < 10; i++) await postel.outbound.send({ type: "fast", data: i });
+      let delivered = 0;
+      const allFast = new Promise<void>((resolve) =>
+        postel.on("delivered", () => {
+          if (++delivered === 10) resolve();
+        }),
+      );
+      const started = performance.now();
+      await postel.start();
+      await allFast;
+      // The two slow requests are still hanging (5 s timeout), yet every fast one is through.
+      expect(performance.now() - started).toBeLessThan(4_000);
+      expect(receiver.on("/slow")).toHaveLength(2);
+      expect(receiver.on("/fast")).toHaveLength(10);
+    } finally {
+      await receiver.close();
+      await postel.close();
+    }
+  });
 });

@@ -1,7 +1,8 @@
 import type { Clock, TimerHandle } from "../clock.js";
 import { type Duration, toMs } from "../duration.js";
 import type { EndpointCache } from "./endpoint-cache.js";
-import { fanOut } from "./fanout.js";
+import { claimWork } from "./claim-work.js";
+import { Pipeline } from "./pipeline.js";
 import { type BatchContext, type BatchSummary, emptySummary, processBatch } from "./process-batch.js";
 
 /** Options of `postel.drain()`. */
@@ -23,15 +24,14 @@ export interface DispatcherContext extends BatchContext {
   cache: EndpointCache;
 }
 
-const MAX_ERROR_BACKOFF_MS = 30_000;
-
 /**
- * The worker pool: lanes that each claim a batch (new messages first, then due retries), deliver it,
- * and record it. Several lanes overlap, so the next claim runs while requests are in flight.
+ * The worker pool. `start()` runs the `Pipeline` (deliveries flow independently, outcomes are
+ * group-committed); `drain()` works batch by batch (claim, deliver, record) so a bounded pass is
+ * deterministic under a manual clock.
  */
 export class Dispatcher {
   #running = false;
-  #lanes: Promise<void>[] = [];
+  #runs: Promise<void>[] = [];
   #sleepers = new Set<() => void>();
   #wakeRequested = false;
 
@@ -41,14 +41,15 @@ export class Dispatcher {
     return this.#running;
   }
 
-  /** Starts the lanes; resolves at once. */
+  /** Starts the pipeline; resolves at once. */
   start(): void {
     if (this.#running) return;
     this.#running = true;
-    const { concurrency, batchSize } = this.ctx.config.workers;
-    const lanes = Math.max(1, Math.floor(concurrency / batchSize));
-    const size = Math.max(1, Math.min(batchSize, concurrency));
-    this.#lanes = Array.from({ length: lanes }, () => this.#lane(size));
+    const pipeline = new Pipeline(this.ctx, {
+      running: () => this.#running,
+      sleep: (ms) => this.#sleep(this.ctx.clock, ms),
+    });
+    this.#runs = [pipeline.run()];
   }
 
   /** Stops claiming; resolves when in-flight batches are recorded. */
@@ -56,11 +57,11 @@ export class Dispatcher {
     if (!this.#running) return;
     this.#running = false;
     this.wake();
-    await Promise.all(this.#lanes);
-    this.#lanes = [];
+    await Promise.all(this.#runs);
+    this.#runs = [];
   }
 
-  /** Wakes idle lanes now (a local `send()` or a cross-process notification). */
+  /** Wakes the idle pipeline now (a local `send()` or a cross-process notification). */
   wake(): void {
     this.#wakeRequested = true;
     for (const wake of this.#sleepers) wake();
@@ -91,51 +92,20 @@ export class Dispatcher {
 
   /** Fan out new messages, top up with due deliveries, deliver. Returns the work done (0 = idle). */
   async #step(limit: number, summary: DrainResult): Promise<number> {
-    const { config, clock } = this.ctx;
-    const fanned = await fanOut(this.ctx, limit);
-    summary.fannedOut += fanned.messages;
-    const batch = fanned.deliveries;
-    if (batch.length < limit) {
-      const now = clock.now();
-      const due = await config.storage.claimDue({
-        owner: config.workers.id,
-        now,
-        until: now + config.workers.leaseDurationMs,
-        limit: limit - batch.length,
-      });
-      batch.push(...due);
-    }
-    await processBatch(this.ctx, batch, summary);
-    return fanned.messages + batch.length;
-  }
-
-  async #lane(size: number): Promise<void> {
-    const { clock, config, events } = this.ctx;
-    const summary: DrainResult = { ...emptySummary(), fannedOut: 0 };
-    let errorBackoff = 0;
-    while (this.#running) {
-      this.#wakeRequested = false;
-      let done = 0;
-      try {
-        done = await this.#step(size, summary);
-        errorBackoff = 0;
-      } catch (error) {
-        events.emit("error", { error, context: "worker loop" });
-        // Back off on repeated failures (e.g. the database restarting), up to 30 s.
-        errorBackoff = Math.min(
-          MAX_ERROR_BACKOFF_MS,
-          Math.max(config.workers.pollIntervalMs, errorBackoff * 2),
-        );
-        await this.#sleep(clock, errorBackoff);
-        continue;
-      }
-      if (done === 0 && this.#running) await this.#sleep(clock, config.workers.pollIntervalMs);
-    }
+    const { fannedOut, deliveries } = await claimWork(this.ctx, limit);
+    summary.fannedOut += fannedOut;
+    await processBatch(this.ctx, deliveries, summary);
+    return fannedOut + deliveries.length;
   }
 
   /** Sleeps on the injected clock; `wake()` and `stop()` end it early. */
   #sleep(clock: Clock, ms: number): Promise<void> {
-    if (this.#wakeRequested || !this.#running) return Promise.resolve();
+    if (!this.#running) return Promise.resolve();
+    // A wake that arrived while busy is consumed here: the caller looks for work once more.
+    if (this.#wakeRequested) {
+      this.#wakeRequested = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       let timer: TimerHandle | undefined;
       const done = () => {

@@ -1,5 +1,3 @@
-import type { Clock } from "../clock.js";
-import type { OutboundConfig } from "../config.js";
 import type { ClaimedDelivery } from "../storage/records.js";
 import type { DeliveryOutcome, DeliveryTransition } from "../storage/storage.js";
 import { type DeliverContext, type DeliveryResult, deliver } from "./deliver.js";
@@ -35,7 +33,7 @@ export interface BatchContext extends DeliverContext {
 /**
  * Delivers a batch of leased deliveries concurrently, records every outcome in one storage call,
  * emits events for the outcomes storage accepted, and runs the endpoint state machine. Leases are
- * renewed while requests are in flight.
+ * renewed while requests are in flight. (`drain()` works batch by batch; `start()` pipelines.)
  */
 export async function processBatch(
   ctx: BatchContext,
@@ -43,44 +41,62 @@ export async function processBatch(
   summary: BatchSummary,
 ): Promise<void> {
   if (batch.length === 0) return;
-  const { config, clock, cache } = ctx;
-  const renewal = renewWhileWorking(config, clock, batch, ctx);
+  const renewal = renewWhileWorking(ctx, () => batch);
   try {
-    let endpoints = await cache.recent();
-    // A delivery fanned out by another instance may name an endpoint newer than our cache.
-    if (batch.some((c) => !endpoints.has(c.delivery.endpointId))) endpoints = await cache.fresh();
-    const plans = await plan(ctx, batch, endpoints);
+    const plans = await planBatch(ctx, batch);
     const bodies = new Map<string, Uint8Array>();
     const results = await Promise.all(
       plans.map((p) =>
         p.kind === "send"
           ? deliver(ctx, p.claimed, p.endpoint, bodies, p.probeSlot)
-          : Promise.resolve<DeliveryResult>({
-              claimed: p.claimed,
-              outcome: p.outcome,
-              reason: null,
-              probeSlot: null,
-            }),
+          : Promise.resolve(skipped(p)),
       ),
     );
-    const { recorded, leaseLost } = await config.storage.recordOutcomes(
-      results.map((r) => r.outcome),
-      clock.now(),
-    );
-    summary.leaseLost += leaseLost.length;
-    const accepted = new Set(recorded);
-    const kept = results.filter((r) => accepted.has(r.outcome.deliveryId));
-    for (const result of kept) {
-      summary[result.outcome.transition.kind]++;
-      emitOutcome(ctx.events, result);
-    }
-    await ctx.health.afterBatch(kept, endpoints);
+    await recordResults(ctx, results, summary);
   } finally {
     renewal.cancel();
   }
 }
 
-type Plan =
+/**
+ * Records delivered (or skipped) results in one storage call, then emits events and runs the
+ * endpoint state machine for the outcomes storage accepted (a lost lease records nothing).
+ */
+export async function recordResults(
+  ctx: BatchContext,
+  results: DeliveryResult[],
+  summary: BatchSummary,
+): Promise<void> {
+  if (results.length === 0) return;
+  const { recorded, leaseLost } = await ctx.config.storage.recordOutcomes(
+    results.map((r) => r.outcome),
+    ctx.clock.now(),
+  );
+  summary.leaseLost += leaseLost.length;
+  const accepted = new Set(recorded);
+  const kept = results.filter((r) => accepted.has(r.outcome.deliveryId));
+  for (const result of kept) {
+    summary[result.outcome.transition.kind]++;
+    emitOutcome(ctx.events, result);
+  }
+  await ctx.health.afterBatch(kept, await ctx.cache.recent());
+}
+
+/** Decides, before any request, what happens to each claimed delivery (see `plan`). */
+export async function planBatch(ctx: BatchContext, batch: ClaimedDelivery[]): Promise<Plan[]> {
+  let endpoints = await ctx.cache.recent();
+  // A delivery fanned out by another instance may name an endpoint newer than our cache.
+  if (batch.some((c) => !endpoints.has(c.delivery.endpointId))) endpoints = await ctx.cache.fresh();
+  return plan(ctx, batch, endpoints);
+}
+
+/** The result of a delivery that is not sent (expired, held, deferred, cancelled). */
+export function skipped(p: Extract<Plan, { kind: "skip" }>): DeliveryResult {
+  return { claimed: p.claimed, outcome: p.outcome, reason: null, probeSlot: null };
+}
+
+/** What happens to one claimed delivery. */
+export type Plan =
   | { kind: "send"; claimed: ClaimedDelivery; endpoint: CompiledEndpoint; probeSlot: number | null }
   | { kind: "skip"; claimed: ClaimedDelivery; outcome: DeliveryOutcome };
 
@@ -159,22 +175,24 @@ function emitOutcome(events: Emitter, { claimed, outcome, reason }: DeliveryResu
   }
 }
 
-function renewWhileWorking(
-  config: OutboundConfig,
-  clock: Clock,
-  batch: ClaimedDelivery[],
+/** Renews, every half lease, the leases of whatever `current()` returns, until cancelled. */
+export function renewWhileWorking(
   ctx: BatchContext,
+  current: () => Iterable<ClaimedDelivery>,
 ): { cancel(): void } {
+  const { config, clock } = ctx;
   const every = Math.floor(config.workers.leaseDurationMs / 2);
-  let timer = clock.setTimer(renew, every);
   let cancelled = false;
+  let timer = clock.setTimer(renew, every);
   function renew(): void {
     if (cancelled) return;
-    const leases = batch.map((c) => ({ deliveryId: c.delivery.id, leaseToken: c.leaseToken }));
-    config.storage
-      .renewLeases(leases, clock.now() + config.workers.leaseDurationMs)
-      .catch((error: unknown) => ctx.events.emit("error", { error, context: "renewing leases" }));
-    if (!cancelled) timer = clock.setTimer(renew, every);
+    const leases = [...current()].map((c) => ({ deliveryId: c.delivery.id, leaseToken: c.leaseToken }));
+    if (leases.length > 0) {
+      config.storage
+        .renewLeases(leases, clock.now() + config.workers.leaseDurationMs)
+        .catch((error: unknown) => ctx.events.emit("error", { error, context: "renewing leases" }));
+    }
+    timer = clock.setTimer(renew, every);
   }
   return {
     cancel() {

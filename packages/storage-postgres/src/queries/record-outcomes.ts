@@ -67,7 +67,9 @@ export async function recordOutcomes(
           last_error = CASE WHEN i.set_error THEN i.last_error ELSE d.last_error END,
           updated_at = ${now}::bigint
         FROM input i
-        WHERE d.id = i.delivery_id AND d.lease_token = i.lease_token AND d.status = 'pending'
+        -- A lease token implies pending (every way out of pending clears it). Testing the status too
+        -- would match the partial due index's predicate and make the planner scan it, not the key.
+        WHERE d.id = i.delivery_id AND d.lease_token = i.lease_token
         RETURNING d.id, d.message_id, d.status
       ), recorded_attempts AS (
         INSERT INTO postel.attempts (id, delivery_id, message_id, endpoint_id, webhook_id, attempt_number,
