@@ -33,9 +33,9 @@ export interface AutoDisableOptions {
 
 /** Worker pool options. */
 export interface WorkerOptions {
-  /** HTTP requests in flight at once per process. Default 64. */
+  /** HTTP requests in flight at once per process. Default 128. */
   concurrency?: number;
-  /** Deliveries claimed per round trip. Default 32. */
+  /** Deliveries claimed per round trip, at most. Default 64. */
   batchSize?: number;
   /** How often idle workers look for due work when nothing wakes them. Default `"1s"`. */
   pollInterval?: Duration;
@@ -208,8 +208,8 @@ const OutboundSchema = v.strictObject({
   autoDisable: v.optional(v.nullable(AutoDisableSchema), {}),
   workers: v.optional(
     v.strictObject({
-      concurrency: v.optional(count("concurrency", 1), 64),
-      batchSize: v.optional(count("batchSize", 1), 32),
+      concurrency: v.optional(count("concurrency", 1), 128),
+      batchSize: v.optional(count("batchSize", 1), 64),
       pollInterval: v.optional(DurationMs, "1s"),
       leaseDuration: v.optional(DurationMs, "60s"),
       id: v.optional(v.pipe(v.string(), v.minLength(1))),
