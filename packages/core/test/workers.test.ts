@@ -163,4 +163,32 @@ describe("start() and stop()", () => {
       await postel.close();
     }
   });
+
+  test("outcomes are group-committed: far fewer recordOutcomes calls than deliveries", async () => {
+    const receiver = await startReceiver();
+    const storage = InMemoryStorage();
+    let calls = 0;
+    const recordOutcomes = storage.recordOutcomes.bind(storage);
+    storage.recordOutcomes = (outcomes, now) => {
+      calls++;
+      return recordOutcomes(outcomes, now);
+    };
+    const postel = Postel({ outbound: { storage, http: { allowPrivateNetworks: true } } });
+    try {
+      await postel.outbound.endpoints.create({ url: receiver.url("/hook") });
+      for (let i = 0; i < 300; i++) await postel.outbound.send({ type: "a", data: i });
+      let delivered = 0;
+      const all = new Promise<void>((resolve) =>
+        postel.on("delivered", () => {
+          if (++delivered === 300) resolve();
+        }),
+      );
+      await postel.start();
+      await all;
+      expect(calls).toBeLessThan(300 / 8);
+    } finally {
+      await postel.close();
+      await receiver.close();
+    }
+  });
 });

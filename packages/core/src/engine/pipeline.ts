@@ -1,3 +1,4 @@
+import type { TimerHandle } from "../clock.js";
 import type { ClaimedDelivery } from "../storage/records.js";
 import { claimWork } from "./claim-work.js";
 import { type DeliveryResult, deliver } from "./deliver.js";
@@ -13,6 +14,8 @@ import {
 
 const MAX_ERROR_BACKOFF_MS = 30_000;
 const MAX_FLUSH = 500;
+// How long a finished delivery's outcome may wait for others to share its write.
+const LINGER_MS = 10;
 
 /** How the pipeline waits: on the injected clock, woken early by `wake()`/`stop()`. */
 export interface PipelineControl {
@@ -23,8 +26,8 @@ export interface PipelineControl {
 /**
  * The worker pool of `postel.start()`. Deliveries run independently, up to `concurrency` at once:
  * the claimer tops the pool up as requests finish (no batch waits for its slowest request), and
- * outcomes are group-committed, one `recordOutcomes` at a time, so they batch up under load and are
- * written at once when it is light. Leases of everything claimed but not yet recorded are renewed
+ * outcomes are group-committed, one `recordOutcomes` at a time, in batches of up to `batchSize`
+ * (or whatever finished within a 10 ms linger, or everything once nothing is in flight). Leases of everything claimed but not yet recorded are renewed
  * every half lease.
  */
 export class Pipeline {
@@ -34,6 +37,7 @@ export class Pipeline {
   #buffer: DeliveryResult[] = [];
   #flushing: Promise<void> | null = null;
   #slotFreed: (() => void) | null = null;
+  #linger: TimerHandle | null = null;
   #errorBackoff = 0;
 
   constructor(
@@ -50,6 +54,7 @@ export class Pipeline {
       await this.#flushAll();
     } finally {
       renewal.cancel();
+      this.#linger?.cancel();
     }
   }
 
@@ -111,9 +116,23 @@ export class Pipeline {
     });
   }
 
-  /** Starts a flush unless one is running; a running flush starts the next when it ends. */
-  #flush(): void {
+  /**
+   * Records buffered outcomes, in batches: at once when a batch is full or nothing is in flight,
+   * otherwise after a short linger so finished deliveries share a write. One flush runs at a time;
+   * when it ends, the next is considered.
+   */
+  #flush(force = false): void {
     if (this.#flushing || this.#buffer.length === 0) return;
+    const full = this.#buffer.length >= this.ctx.config.workers.batchSize;
+    if (!force && !full && this.#inFlight > 0 && this.control.running()) {
+      this.#linger ??= this.ctx.clock.setTimer(() => {
+        this.#linger = null;
+        this.#flush(true);
+      }, LINGER_MS);
+      return;
+    }
+    this.#linger?.cancel();
+    this.#linger = null;
     const batch = this.#buffer.splice(0, MAX_FLUSH);
     this.#flushing = recordResults(this.ctx, batch, this.#summary)
       .then(
@@ -135,7 +154,7 @@ export class Pipeline {
 
   async #flushAll(): Promise<void> {
     for (let round = 0; (this.#flushing || this.#buffer.length > 0) && round < 10; round++) {
-      this.#flush();
+      this.#flush(true);
       await this.#flushing;
     }
   }
