@@ -27,13 +27,16 @@ export async function startReceiver(recordArrivals = false): Promise<{ receiver:
   return { receiver, base: `http://127.0.0.1:${port}` };
 }
 
-/** What one drain measured. CPU figures are milliseconds of CPU per 1,000 deliveries. */
+/**
+ * What one drain measured. CPU figures are milliseconds of CPU per 1,000 deliveries; `database` is
+ * the PostgreSQL backends' (SQLite runs inside the worker, so its time is in `worker` and this is 0).
+ */
 export interface DrainMeasurement {
   deliveries: number;
   elapsedMs: number;
   perSecond: number;
   peakRssBytes: number;
-  cpuPer1k: { worker: number; postgres: number; receiver: number };
+  cpuPer1k: { worker: number; database: number; receiver: number };
 }
 
 /** Options of one drain. */
@@ -76,7 +79,7 @@ export async function drainWithPostel(base: string, options: DrainOptions): Prom
       ...(process.env["BENCH_BATCH"] ? { batchSize: Number(process.env["BENCH_BATCH"]) } : {}),
       ...options.worker,
     };
-    return await timeWorker("postel-worker", config, options, database);
+    return await timeWorker("postel-worker", config, options, postgresCpu(database));
   } finally {
     if (!options.database) await database.drop();
   }
@@ -96,17 +99,26 @@ export async function drainNaive(base: string, options: DrainOptions): Promise<D
       target: options.messages * options.endpoints,
       concurrency: 4,
     };
-    return await timeWorker("naive-worker", config, options, database);
+    return await timeWorker("naive-worker", config, options, postgresCpu(database));
   } finally {
     await database.drop();
   }
 }
 
-async function timeWorker(
+/** CPU milliseconds used so far by the database server processes of a run (0 when there are none). */
+export type DatabaseCpu = () => Promise<number>;
+
+const postgresCpu =
+  (database: BenchDatabase): DatabaseCpu =>
+  () =>
+    backendCpuMs(database.sql, database.name);
+
+/** Starts a worker process, sends `go` and times it until it reports `done`; then stops it. */
+export async function timeWorker(
   script: string,
   config: WorkerConfig,
-  options: DrainOptions,
-  database: BenchDatabase,
+  options: Pick<DrainOptions, "label" | "log" | "receiver">,
+  databaseCpu: DatabaseCpu,
 ): Promise<DrainMeasurement> {
   const worker = Child.start<WorkerReport, WorkerCommand>(script, config);
   try {
@@ -118,12 +130,12 @@ async function timeWorker(
         );
       }
     };
-    const postgresBefore = await backendCpuMs(database.sql, database.name);
+    const databaseBefore = await databaseCpu();
     options.receiver.send({ type: "stats" });
     const receiverBefore = (await options.receiver.next("stats", 10_000)).cpuMs;
     worker.send({ type: "go" });
     const done = await worker.next("done", 15 * 60_000);
-    const postgresMs = (await backendCpuMs(database.sql, database.name)) - postgresBefore;
+    const databaseMs = (await databaseCpu()) - databaseBefore;
     options.receiver.send({ type: "stats" });
     const receiverMs = (await options.receiver.next("stats", 10_000)).cpuMs - receiverBefore;
     worker.send({ type: "stop" });
@@ -131,11 +143,12 @@ async function timeWorker(
     await worker.exited(5_000);
     const perSecond = (done.delivered / done.elapsedMs) * 1000;
     const per1k = (ms: number) => (ms / done.delivered) * 1000;
-    const cpuPer1k = { worker: per1k(done.cpuMs), postgres: per1k(postgresMs), receiver: per1k(receiverMs) };
+    const cpuPer1k = { worker: per1k(done.cpuMs), database: per1k(databaseMs), receiver: per1k(receiverMs) };
     options.log(
       `  ${options.label}: ${Math.round(perSecond).toLocaleString("en-US")}/s, peak RSS ` +
         `${Math.round(done.peakRssBytes / 2 ** 20)} MB, CPU ms per 1,000 deliveries: worker ` +
-        `${Math.round(cpuPer1k.worker)}, postgres ${Math.round(cpuPer1k.postgres)}, receiver ${Math.round(cpuPer1k.receiver)}`,
+        `${Math.round(cpuPer1k.worker)}${config.storage === "sqlite" ? " (SQLite included)" : `, postgres ${Math.round(cpuPer1k.database)}`}` +
+        `, receiver ${Math.round(cpuPer1k.receiver)}`,
     );
     return {
       deliveries: done.delivered,

@@ -1,5 +1,5 @@
 import { mkdir, writeFile } from "node:fs/promises";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { SERVER_URL } from "./database.js";
@@ -8,22 +8,44 @@ import { drain, fanout } from "./scenarios/drain.js";
 import { history } from "./scenarios/history.js";
 import { memory } from "./scenarios/memory.js";
 import { sendLatency } from "./scenarios/send-latency.js";
+import { sqliteDrain } from "./scenarios/sqlite-drain.js";
+import { sqliteSendLatency } from "./scenarios/sqlite-send-latency.js";
 import { wakeLatency } from "./scenarios/wake-latency.js";
+import { sqliteVersion } from "./sqlite-file.js";
 import { formatTable, type Metric, meets, ratio } from "./stats.js";
 
-const SCENARIOS: Scenario[] = [drain, fanout, sendLatency, wakeLatency, history, memory];
+const SCENARIOS: Scenario[] = [
+  drain,
+  fanout,
+  sendLatency,
+  wakeLatency,
+  history,
+  memory,
+  sqliteDrain,
+  sqliteSendLatency,
+];
+const STORAGES = ["postgres", "sqlite"] as const;
 
-const USAGE = `Usage: pnpm bench [--quick] [--scenario <name>]... [--runs <n>]
+const USAGE = `Usage: pnpm bench [--quick] [--storage <postgres|sqlite>] [--scenario <name>]... [--runs <n>]
 
   --quick            scale everything down (a smoke run of a minute or two)
-  --scenario <name>  run only this scenario (repeatable): ${SCENARIOS.map((s) => s.name).join(", ")}
+  --storage <kind>   run only the scenarios of this storage: postgres (${names("postgres")})
+                     or sqlite (${names("sqlite")}, no server needed)
+  --scenario <name>  run only this scenario (repeatable)
   --runs <n>         runs per measurement (default 3, quick 1); the table shows medians
 `;
+
+function names(storage: Scenario["storage"]): string {
+  return SCENARIOS.filter((s) => s.storage === storage)
+    .map((s) => s.name)
+    .join(", ");
+}
 
 const { values } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     scenario: { type: "string", multiple: true },
+    storage: { type: "string" },
     runs: { type: "string" },
     help: { type: "boolean", default: false },
   },
@@ -37,26 +59,39 @@ if (unknown.length > 0) {
   process.stderr.write(`Unknown scenario(s): ${unknown.join(", ")}\n\n${USAGE}`);
   process.exit(2);
 }
+const storage = values.storage;
+if (storage !== undefined && !STORAGES.some((kind) => kind === storage)) {
+  process.stderr.write(`Unknown storage: ${storage}\n\n${USAGE}`);
+  process.exit(2);
+}
 const scale = scaleFor(values.quick, values.runs === undefined ? undefined : Number(values.runs));
-const selected = values.scenario ? SCENARIOS.filter((s) => values.scenario?.includes(s.name)) : SCENARIOS;
+const selected = SCENARIOS.filter(
+  (s) => (!values.scenario || values.scenario.includes(s.name)) && (!storage || s.storage === storage),
+);
+if (selected.length === 0) {
+  process.stderr.write(
+    `No scenario matches --storage ${storage} and --scenario ${values.scenario?.join(", ")}\n`,
+  );
+  process.exit(2);
+}
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-const server = postgres(SERVER_URL, { max: 1 });
-const [row] = await server<{ server_version: string }[]>`SHOW server_version`;
-await server.end();
-const version = row?.server_version ?? "unknown";
 const environment = {
   node: process.version,
-  postgres: version,
+  // Asked of the server only when a selected scenario needs it: `--storage sqlite` runs without one.
+  postgres: selected.some((s) => s.storage === "postgres") ? await postgresVersion() : "not used",
+  sqlite: await sqliteVersion(),
   cpus: cpus().length,
   cpuModel: cpus()[0]?.model ?? "unknown",
   memoryGb: Math.round(totalmem() / 2 ** 30),
 };
 log(
   `Postel bench — ${scale.quick ? "quick" : "full"} run, ${scale.runs} run(s) per measurement; ` +
-    `Node ${environment.node}, PostgreSQL ${environment.postgres}, ${environment.cpus} CPUs`,
+    `Node ${environment.node}, PostgreSQL ${environment.postgres}, SQLite ${environment.sqlite}, ` +
+    `${environment.cpus} CPUs, load average ${loadAverage()}`,
 );
 
+const loadAtStart = loadavg();
 const metrics: Metric[] = [];
 const started = Date.now();
 for (const scenario of selected) {
@@ -67,6 +102,9 @@ for (const scenario of selected) {
 }
 
 process.stdout.write(`\n${formatTable(metrics)}\n`);
+process.stdout.write(
+  `\nLoad average (1/5/15 min): ${loadAverage(loadAtStart)} at start, ${loadAverage()} at end\n`,
+);
 const failed = metrics.filter((m) => {
   const r = ratio(m);
   return !meets(m.postel, m.target) || (r !== undefined && !meets(r, m.ratioTarget));
@@ -79,6 +117,9 @@ const result = {
   durationS: Math.round((Date.now() - started) / 1000),
   command: `pnpm bench ${process.argv.slice(2).join(" ")}`.trim(),
   scale,
+  // 1/5/15-minute load averages when the run started and when it ended: other work on the machine
+  // takes its share of the 2 cores.
+  loadAverage: { start: loadFigures(loadAtStart), end: loadFigures(loadavg()) },
   environment,
   metrics: metrics.map((m) => ({ ...m, ratio: ratio(m) })),
   targetsMissed: failed.map((m) => `${m.scenario}: ${m.name}`),
@@ -92,3 +133,21 @@ if (!scale.quick && selected.length === SCENARIOS.length) {
 }
 process.stdout.write(`\nWrote ${file.pathname}\n`);
 if (failed.length > 0) process.stdout.write(`Targets missed: ${result.targetsMissed.join("; ")}\n`);
+
+async function postgresVersion(): Promise<string> {
+  const server = postgres(SERVER_URL, { max: 1 });
+  try {
+    const [row] = await server<{ server_version: string }[]>`SHOW server_version`;
+    return row?.server_version ?? "unknown";
+  } finally {
+    await server.end();
+  }
+}
+
+function loadAverage(load = loadavg()): string {
+  return load.map((value) => value.toFixed(2)).join(" / ");
+}
+
+function loadFigures([oneMinute, fiveMinutes, fifteenMinutes]: number[]) {
+  return { oneMinute, fiveMinutes, fifteenMinutes };
+}

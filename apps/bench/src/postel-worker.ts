@@ -1,5 +1,6 @@
 import { Postel } from "@postel/core";
 import { PostgresStorage } from "@postel/storage-postgres";
+import { SqliteStorage } from "@postel/storage-sqlite";
 import {
   childConfig,
   cpuMs,
@@ -16,7 +17,10 @@ import { traceStorage } from "./trace-storage.js";
 // default worker settings unless the scenario overrides them. Counts `delivered` events (emitted only
 // after the outcome is recorded) and reports when the target is reached.
 const config = childConfig<WorkerConfig>();
-const storage = PostgresStorage({ url: config.url }, { migrate: false });
+const storage =
+  config.storage === "sqlite"
+    ? SqliteStorage({ url: config.url }, { migrate: false, synchronous: config.synchronous ?? "full" })
+    : PostgresStorage({ url: config.url }, { migrate: false });
 // BENCH_TRACE=1 prints, on exit, how often each storage call ran and how long it took on average.
 if (process.env["BENCH_TRACE"]) traceStorage(storage);
 const postel = Postel({
@@ -63,6 +67,6 @@ process.on("message", async (command: WorkerCommand) => {
   }
 });
 
-// Warm the pool (and check the schema) before the clock starts.
+// Warm the pool (SQLite: open the file and the writer) and check the schema before the clock starts.
 await postel.outbound.endpoints.list();
 report<WorkerReport>({ type: "ready" });

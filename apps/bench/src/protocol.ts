@@ -22,9 +22,20 @@ export type ReceiverReport =
 /** What the orchestrator asks the receiver. */
 export type ReceiverCommand = { type: "stats" } | { type: "reset"; recordArrivals: boolean };
 
-/** Configuration of `postel-worker.js` and `naive-worker.js`. */
+/** Which database a run uses: a PostgreSQL server, or a SQLite file. */
+export type StorageKind = "postgres" | "sqlite";
+
+/** SQLite's `synchronous` for a run: `full` fsyncs every commit (Postel's default), `normal` does not. */
+export type Synchronous = "full" | "normal";
+
+/** Configuration of `postel-worker.js`, `naive-worker.js` and `naive-sqlite-worker.js`. */
 export interface WorkerConfig {
+  /** A PostgreSQL URL, or a `file:` URL of a SQLite database. */
   url: string;
+  /** Which storage `url` is (default postgres). */
+  storage?: StorageKind;
+  /** SQLite only: `synchronous` of the worker's writes (default full). */
+  synchronous?: Synchronous;
   /** Deliveries after which the worker reports `done`; 0 = run until stopped. */
   target: number;
   /** Postel: `workers.concurrency`; naive: the number of loops. */

@@ -1,3 +1,4 @@
+import type { StorageKind } from "./protocol.js";
 import type { Metric } from "./stats.js";
 
 /** How big the runs are: `full` hits the issue's figures, `quick` is a smoke run. */
@@ -21,6 +22,10 @@ export interface Scale {
   historyRows: number;
   /** Messages drained while the worker's peak RSS is watched (issue: 100,000). */
   memoryMessages: number;
+  /** Messages in the one-endpoint drain on a SQLite file (issue 5: 20,000). */
+  sqliteDrainMessages: number;
+  /** Messages of the naive baseline's drain on a SQLite file. */
+  sqliteNaiveMessages: number;
 }
 
 /** The sizes of a full run and of `--quick`. */
@@ -37,6 +42,8 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         wakeups: 50,
         historyRows: 50_000,
         memoryMessages: 10_000,
+        sqliteDrainMessages: 5_000,
+        sqliteNaiveMessages: 500,
       }
     : {
         quick,
@@ -49,6 +56,8 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         wakeups: 300,
         historyRows: 1_000_000,
         memoryMessages: 100_000,
+        sqliteDrainMessages: 20_000,
+        sqliteNaiveMessages: 5_000,
       };
 }
 
@@ -62,6 +71,8 @@ export interface ScenarioContext {
 /** One named scenario of the bench. */
 export interface Scenario {
   name: string;
+  /** The database it needs: a PostgreSQL server, or only a SQLite file (`--storage` selects by this). */
+  storage: StorageKind;
   description: string;
   run(context: ScenarioContext): Promise<Metric[]>;
 }

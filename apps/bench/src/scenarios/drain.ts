@@ -57,6 +57,7 @@ async function drainScenario(
 /** Drain of N pre-enqueued messages to one endpoint, Postel vs the naive loop. */
 export const drain: Scenario = {
   name: "drain",
+  storage: "postgres",
   description: "drain pre-enqueued messages to one endpoint (target ≥ 5,000/s and ≥ 10× naive)",
   run: async (context) => [await drainScenario(context, "drain", context.scale.drainMessages, 1)],
 };
@@ -64,6 +65,7 @@ export const drain: Scenario = {
 /** The same with 10 endpoints: every message fans out to all of them. */
 export const fanout: Scenario = {
   name: "fanout",
+  storage: "postgres",
   description: "drain with fan-out to 10 endpoints",
   run: async (context) => [await drainScenario(context, "fanout", context.scale.fanoutMessages, 10)],
 };

@@ -9,6 +9,7 @@ import { median } from "../stats.js";
  */
 export const history: Scenario = {
   name: "history",
+  storage: "postgres",
   description: "drain throughput with 1,000,000 finished deliveries of history vs empty tables (within 10%)",
   async run({ scale, log }) {
     const { receiver, base } = await startReceiver();

@@ -5,6 +5,7 @@ import { type Metric, median } from "../stats.js";
 /** Peak resident memory (the kernel's VmHWM) of a worker process draining 100,000 messages. */
 export const memory: Scenario = {
   name: "memory",
+  storage: "postgres",
   description: "peak RSS of the worker process while draining 100,000 messages (≤ 200 MB)",
   async run({ scale, log }) {
     const { receiver, base } = await startReceiver();

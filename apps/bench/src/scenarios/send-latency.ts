@@ -29,6 +29,7 @@ async function timeSends(
  */
 export const sendLatency: Scenario = {
   name: "send-latency",
+  storage: "postgres",
   description:
     "send() latency: one caller p50/p99 (p99 ≤ 5 ms); 10,000 concurrent through 20 connections (p99 ≤ 500 ms)",
   async run({ scale, log }) {

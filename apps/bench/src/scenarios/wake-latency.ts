@@ -57,6 +57,7 @@ async function measureOnce(
  */
 export const wakeLatency: Scenario = {
   name: "wake-latency",
+  storage: "postgres",
   description:
     "commit → first request at the receiver, sender and worker in separate processes (p50 ≤ 10 ms, p99 ≤ 50 ms)",
   async run(context) {

@@ -1,0 +1,71 @@
+import { Postel } from "@postel/core";
+import { generateSecret } from "@postel/signing";
+import { SqliteStorage } from "@postel/storage-sqlite";
+import { type DrainMeasurement, type Receiver, timeWorker } from "./drain-run.js";
+import type { Synchronous, WorkerConfig } from "./protocol.js";
+import { createBenchFile, createNaiveTable, seedSqliteMessages, seedSqliteNaive } from "./sqlite-file.js";
+
+/** Options of one drain on a SQLite file. */
+export interface SqliteDrainOptions {
+  /** Messages pre-enqueued (one endpoint, so as many deliveries). */
+  messages: number;
+  /** `synchronous` of the worker's writes. */
+  synchronous: Synchronous;
+  log: (line: string) => void;
+  label: string;
+  receiver: Receiver;
+}
+
+/** SQLite runs inside the worker process: there is no server whose CPU to add. */
+const noServer = async () => 0;
+
+/**
+ * On a fresh file: migrates, creates one endpoint on the receiver through Postel's API, pre-enqueues
+ * the messages, then times one Postel worker process until every delivery is recorded.
+ */
+export async function drainSqliteWithPostel(
+  base: string,
+  options: SqliteDrainOptions,
+): Promise<DrainMeasurement> {
+  const file = await createBenchFile({ migrate: true });
+  try {
+    const postel = Postel({
+      outbound: { storage: SqliteStorage({ url: file.url }), http: { allowPrivateNetworks: true } },
+    });
+    await postel.outbound.endpoints.create({ url: `${base}/hooks/0`, types: ["*"] });
+    await postel.close();
+    await seedSqliteMessages(file.client, options.messages);
+    const config: WorkerConfig = {
+      url: file.url,
+      storage: "sqlite",
+      synchronous: options.synchronous,
+      target: options.messages,
+      concurrency: Number(process.env["BENCH_CONCURRENCY"] ?? 64),
+      ...(process.env["BENCH_BATCH"] ? { batchSize: Number(process.env["BENCH_BATCH"]) } : {}),
+    };
+    return await timeWorker("postel-worker", config, options, noServer);
+  } finally {
+    await file.remove();
+  }
+}
+
+/** On a fresh file: fills the naive table and times the 4 hand-written loops. */
+export async function drainSqliteNaive(base: string, options: SqliteDrainOptions): Promise<DrainMeasurement> {
+  const file = await createBenchFile({ migrate: false });
+  try {
+    await createNaiveTable(file.client);
+    await seedSqliteNaive(file.client, options.messages, [
+      { url: `${base}/hooks/0`, secret: generateSecret() },
+    ]);
+    const config: WorkerConfig = {
+      url: file.url,
+      storage: "sqlite",
+      synchronous: options.synchronous,
+      target: options.messages,
+      concurrency: 4,
+    };
+    return await timeWorker("naive-sqlite-worker", config, options, noServer);
+  } finally {
+    await file.remove();
+  }
+}
