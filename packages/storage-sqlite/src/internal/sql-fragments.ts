@@ -31,7 +31,9 @@ export function finaliseMessages(messageIds: string, args: InArgs): Statement {
           ELSE 'dispatched' END,
         finished_at = :now
       WHERE id IN (${messageIds})
-        AND status = 'pending' AND fanned_out_at IS NOT NULL
+        -- The unary + keeps SQLite (which has no statistics until ANALYZE) from walking the status
+        -- index over every pending message instead of looking the few ids up by primary key.
+        AND +status = 'pending' AND fanned_out_at IS NOT NULL
         AND NOT ${anyDelivery("fd.status IN ('pending', 'held')")}`,
     args,
   };
