@@ -75,7 +75,8 @@ export async function drainWithPostel(base: string, options: DrainOptions): Prom
     const config: WorkerConfig = {
       url: database.url,
       target: deliveries,
-      concurrency: Number(process.env["BENCH_CONCURRENCY"] ?? 64),
+      // Postel's own default (workers.concurrency); BENCH_CONCURRENCY overrides it.
+      concurrency: Number(process.env["BENCH_CONCURRENCY"] ?? 128),
       ...(process.env["BENCH_BATCH"] ? { batchSize: Number(process.env["BENCH_BATCH"]) } : {}),
       ...options.worker,
     };

@@ -40,7 +40,8 @@ export async function drainSqliteWithPostel(
       storage: "sqlite",
       synchronous: options.synchronous,
       target: options.messages,
-      concurrency: Number(process.env["BENCH_CONCURRENCY"] ?? 64),
+      // Postel's own default (workers.concurrency); BENCH_CONCURRENCY overrides it.
+      concurrency: Number(process.env["BENCH_CONCURRENCY"] ?? 128),
       ...(process.env["BENCH_BATCH"] ? { batchSize: Number(process.env["BENCH_BATCH"]) } : {}),
     };
     return await timeWorker("postel-worker", config, options, noServer);
