@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { smallest } from "./smallest.js";
 import type { ClaimedDelivery, DeliveryRecord, HealthStats } from "../records.js";
 import type { DeliveryOutcome, DeliveryTransition, LeaseRequest, RecordOutcomesResult } from "../storage.js";
 import { HEALTH_BUCKET_MS } from "../storage.js";
@@ -14,13 +15,18 @@ export class MemoryDeliveryQueue {
 
   async claimDue(lease: LeaseRequest): Promise<ClaimedDelivery[]> {
     // Only the pending set is scanned, never history; an expired lease is simply due.
-    const due: DeliveryRecord[] = [];
-    for (const id of this.#state.pending) {
-      const delivery = this.#state.deliveries.get(id)!;
-      if (delivery.nextAttemptAt <= lease.now) due.push(delivery);
-    }
-    due.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || compare(a.id, b.id));
-    return due.slice(0, Math.max(0, lease.limit)).map((delivery) => {
+    const dueNow = function* (state: MemoryState) {
+      for (const id of state.pending) {
+        const delivery = state.deliveries.get(id)!;
+        if (delivery.nextAttemptAt <= lease.now) yield delivery;
+      }
+    };
+    const due = smallest(
+      dueNow(this.#state),
+      lease.limit,
+      (a, b) => a.nextAttemptAt - b.nextAttemptAt || compare(a.id, b.id),
+    );
+    return due.map((delivery) => {
       const leaseToken = randomUUID();
       delivery.leaseToken = leaseToken;
       delivery.leaseOwner = lease.owner;

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { smallest } from "./smallest.js";
 import { InvalidInputError } from "../../errors.js";
 import type { ClaimedDelivery, ClaimedMessage, DeliveryRecord, NewMessage } from "../records.js";
 import type { FanoutResult, LeaseRequest } from "../storage.js";
@@ -91,13 +92,18 @@ export class MemoryOutbox {
   }
 
   async claimFanout(lease: LeaseRequest): Promise<ClaimedMessage[]> {
-    const claimable: MessageRow[] = [];
-    for (const id of this.#state.unfanned) {
-      const row = this.#state.messages.get(id)!;
-      if (row.fanoutToken === null || row.fanoutLeaseUntil <= lease.now) claimable.push(row);
-    }
-    claimable.sort((a, b) => a.record.createdAt - b.record.createdAt || compare(a.record.id, b.record.id));
-    return claimable.slice(0, Math.max(0, lease.limit)).map((row) => {
+    const claimable = function* (state: MemoryState) {
+      for (const id of state.unfanned) {
+        const row = state.messages.get(id)!;
+        if (row.fanoutToken === null || row.fanoutLeaseUntil <= lease.now) yield row;
+      }
+    };
+    const oldest = smallest(
+      claimable(this.#state),
+      lease.limit,
+      (a, b) => a.record.createdAt - b.record.createdAt || compare(a.record.id, b.record.id),
+    );
+    return oldest.map((row) => {
       const token = randomUUID();
       row.fanoutToken = token;
       row.fanoutLeaseUntil = lease.until;
