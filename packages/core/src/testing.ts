@@ -11,3 +11,4 @@ export type {
   AdapterResponse,
   MountedAdapter,
 } from "./testing/run-adapter-conformance.js";
+export { newEndpoint, newMessage, T0 } from "./testing/conformance/fixtures.js";

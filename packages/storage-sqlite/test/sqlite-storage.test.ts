@@ -1,11 +1,11 @@
 import { type Client, createClient } from "@libsql/client";
-import { ConfigurationError, type EndpointRecord, type NewMessage } from "@postel/core";
+import { ConfigurationError } from "@postel/core";
+import { newEndpoint, newMessage, T0 } from "@postel/core/testing";
 import { afterEach, describe, expect, test } from "vitest";
 import { SqliteStorage } from "../src/index.js";
 import { openWriter, type Synchronous } from "../src/internal/writer.js";
 import { tempDatabase } from "./temp-db.js";
 
-const T0 = Date.UTC(2026, 0, 1);
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -17,37 +17,8 @@ function fresh(): ReturnType<typeof tempDatabase> {
   return file;
 }
 
-const message = (id: string): NewMessage => ({
-  id,
-  type: "order.created",
-  payload: "{}",
-  tenantId: null,
-  idempotencyKey: null,
-  createdAt: T0,
-  expiresAt: null,
-});
-
-const endpoint = (id: string): EndpointRecord => ({
-  id,
-  url: "https://receiver.example.com/hook",
-  description: null,
-  types: ["*"],
-  filter: null,
-  filterFn: null,
-  transform: null,
-  headers: {},
-  retryPolicy: null,
-  circuitBreaker: null,
-  autoDisable: null,
-  tenantId: null,
-  metadata: {},
-  state: "active",
-  circuitOpenUntil: null,
-  disabledReason: null,
-  createdAt: T0,
-  updatedAt: T0,
-  secrets: [],
-});
+const message = (id: string) => newMessage({ id, payload: "{}" });
+const endpoint = (id: string) => newEndpoint({ id });
 
 /** `count` messages fanned out to one endpoint: `count` deliveries due at T0. */
 async function seedDue(storage: SqliteStorage, count: number): Promise<void> {

@@ -1,9 +1,9 @@
+import { newEndpoint, newMessage, T0 } from "@postel/core/testing";
 import { afterEach, expect, test } from "vitest";
 import { SqliteStorage } from "../src/index.js";
 import { runTogether, startChild } from "./child-process.js";
 import { tempDatabase } from "./temp-db.js";
 
-const T0 = Date.UTC(2026, 0, 1);
 const MESSAGES = 200;
 const ENDPOINTS = 10;
 
@@ -15,39 +15,11 @@ async function seed(): Promise<string[]> {
   const storage = SqliteStorage({ url: db.url });
   const endpointIds = Array.from({ length: ENDPOINTS }, (_, i) => `ep_${i}`);
   for (const id of endpointIds) {
-    await storage.createEndpoint({
-      id,
-      url: `https://receiver.example.com/${id}`,
-      description: null,
-      types: ["*"],
-      filter: null,
-      filterFn: null,
-      transform: null,
-      headers: {},
-      retryPolicy: null,
-      circuitBreaker: null,
-      autoDisable: null,
-      tenantId: null,
-      metadata: {},
-      state: "active",
-      circuitOpenUntil: null,
-      disabledReason: null,
-      createdAt: T0,
-      updatedAt: T0,
-      secrets: [],
-    });
+    await storage.createEndpoint(newEndpoint({ id, url: `https://receiver.example.com/${id}` }));
   }
   for (let i = 0; i < MESSAGES; i++) {
     const id = `msg_${String(i).padStart(4, "0")}`;
-    await storage.enqueue({
-      id,
-      type: "order.created",
-      payload: "{}",
-      tenantId: null,
-      idempotencyKey: null,
-      createdAt: T0,
-      expiresAt: null,
-    });
+    await storage.enqueue(newMessage({ id, payload: "{}" }));
   }
   const claimed = await storage.claimFanout({ owner: "seed", now: T0, until: T0 + 60_000, limit: MESSAGES });
   await storage.recordFanout(

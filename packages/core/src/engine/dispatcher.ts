@@ -31,7 +31,7 @@ export interface DispatcherContext extends BatchContext {
  */
 export class Dispatcher {
   #running = false;
-  #runs: Promise<void>[] = [];
+  #pipeline: Promise<void> | null = null;
   #sleepers = new Set<() => void>();
   #wakeRequested = false;
 
@@ -49,7 +49,7 @@ export class Dispatcher {
       running: () => this.#running,
       sleep: (ms) => this.#sleep(this.ctx.clock, ms),
     });
-    this.#runs = [pipeline.run()];
+    this.#pipeline = pipeline.run();
   }
 
   /** Stops claiming; resolves when in-flight batches are recorded. */
@@ -57,8 +57,8 @@ export class Dispatcher {
     if (!this.#running) return;
     this.#running = false;
     this.wake();
-    await Promise.all(this.#runs);
-    this.#runs = [];
+    await this.#pipeline;
+    this.#pipeline = null;
   }
 
   /** Wakes the idle pipeline now (a local `send()` or a cross-process notification). */

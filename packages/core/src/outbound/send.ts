@@ -7,8 +7,6 @@ import type { EnqueueOptions } from "../storage/storage.js";
 import { isValidEventType } from "../type-glob.js";
 import type { SendEvent, SendResult } from "./types.js";
 
-const encoder = new TextEncoder();
-
 /**
  * Validates an event and writes it to the outbox: one INSERT, joining `tx` when given, and no
  * network I/O. Everything is checked before the write, so bad input never leaves a half-written row.
@@ -41,7 +39,8 @@ export async function send<Tx>(
     );
   }
   const payload = serialise(event.data);
-  const size = encoder.encode(payload).length;
+  // Counted, not encoded: send() is a hot path and the storage keeps the text.
+  const size = Buffer.byteLength(payload, "utf8");
   if (size > config.maxPayloadBytes) {
     throw new InvalidInputError(
       "PAYLOAD_TOO_LARGE",

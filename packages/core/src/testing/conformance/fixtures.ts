@@ -26,7 +26,7 @@ export function nextId(prefix: string): string {
   return `${prefix}_${String(sequence).padStart(9, "0")}`;
 }
 
-/** A message as `send()` would write it. */
+/** A message as `send()` would write it (for storage tests; exported by `@postel/core/testing`). */
 export function newMessage(overrides: Partial<NewMessage> = {}): NewMessage {
   return {
     id: nextId("msg"),
@@ -40,7 +40,7 @@ export function newMessage(overrides: Partial<NewMessage> = {}): NewMessage {
   };
 }
 
-/** An active endpoint with one secret and every optional field empty. */
+/** An active endpoint with one secret and every optional field empty (exported by `@postel/core/testing`). */
 export function newEndpoint(overrides: Partial<EndpointRecord> = {}): EndpointRecord {
   return {
     id: nextId("ep"),
