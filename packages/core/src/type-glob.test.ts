@@ -97,7 +97,7 @@ describe("compileTypeGlobs on hostile globs", () => {
     const started = performance.now();
     expect(matches("a".repeat(255))).toBe(false);
     expect(matches(`${"a".repeat(254)}b`)).toBe(true);
-    expect(performance.now() - started).toBeLessThan(100);
+    expect(performance.now() - started).toBeLessThan(500);
   });
 
   test("a prefix and suffix may not overlap", () => {

@@ -165,30 +165,27 @@ describe("start() and stop()", () => {
   });
 
   test("outcomes are group-committed: far fewer recordOutcomes calls than deliveries", async () => {
-    const receiver = await startReceiver();
-    const storage = InMemoryStorage();
+    // A manual clock never fires the 10 ms linger, so commits happen only when a batch is full or
+    // nothing is in flight: the count depends on the pipeline, not on how busy the machine is.
+    const h = await harness();
     let calls = 0;
-    const recordOutcomes = storage.recordOutcomes.bind(storage);
-    storage.recordOutcomes = (outcomes, now) => {
+    const recordOutcomes = h.storage.recordOutcomes.bind(h.storage);
+    h.storage.recordOutcomes = (outcomes, now) => {
       calls++;
       return recordOutcomes(outcomes, now);
     };
-    const postel = Postel({ outbound: { storage, http: { allowPrivateNetworks: true } } });
-    try {
-      await postel.outbound.endpoints.create({ url: receiver.url("/hook") });
-      for (let i = 0; i < 300; i++) await postel.outbound.send({ type: "a", data: i });
-      let delivered = 0;
-      const all = new Promise<void>((resolve) =>
-        postel.on("delivered", () => {
-          if (++delivered === 300) resolve();
-        }),
-      );
-      await postel.start();
-      await all;
-      expect(calls).toBeLessThan(300 / 8);
-    } finally {
-      await postel.close();
-      await receiver.close();
-    }
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hook") });
+    for (let i = 0; i < 300; i++) await h.postel.outbound.send({ type: "a", data: i });
+    let delivered = 0;
+    const all = new Promise<void>((resolve) =>
+      h.postel.on("delivered", () => {
+        if (++delivered === 300) resolve();
+      }),
+    );
+    await h.postel.start();
+    await all;
+    // 300 outcomes in batches of 64 is 5 commits; a few more when the pool momentarily runs dry.
+    expect(calls).toBeGreaterThanOrEqual(5);
+    expect(calls).toBeLessThanOrEqual(12);
   });
 });
