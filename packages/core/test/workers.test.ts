@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, test } from "vitest";
 import { Postel } from "../src/postel.js";
 import { InMemoryStorage } from "../src/storage/in-memory-storage.js";
@@ -60,6 +62,93 @@ describe("leases", () => {
     );
     expect(result.leaseLost).toEqual(["dlv_1"]);
     expect((await h.postel.outbound.messages.deliveries(id))[0]?.status).toBe("succeeded");
+  });
+});
+
+describe("direct deliveries (a message that matches exactly one endpoint)", () => {
+  test("are delivered without recording a fan-out first: the delivery row is written once, with its outcome", async () => {
+    const h = await harness();
+    let fanoutWrites = 0;
+    const recordFanout = h.storage.recordFanout.bind(h.storage);
+    h.storage.recordFanout = (results, now, lease) => {
+      fanoutWrites++;
+      return recordFanout(results, now, lease);
+    };
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hook") });
+    const { id } = await h.postel.outbound.send({ type: "a", data: 1 });
+    const summary = await h.postel.drain();
+    expect(summary.succeeded).toBe(1);
+    expect(fanoutWrites).toBe(0);
+    expect(h.receiver.requests).toHaveLength(1);
+    const [delivery] = await h.postel.outbound.messages.deliveries(id);
+    expect(delivery).toMatchObject({ status: "succeeded", attemptsMade: 1 });
+    expect(h.receiver.requests[0]!.headers["webhook-id"]).toBe(id);
+    expect((await h.postel.outbound.messages.get(id))?.status).toBe("dispatched");
+  });
+
+  test("a worker that dies mid-delivery loses nothing: the message is delivered after its fan-out lease expires", async () => {
+    const h = await harness({ workers: { leaseDuration: "60s" } });
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hook") });
+    const { id } = await h.postel.outbound.send({ type: "a", data: 1 });
+    const now = h.clock.now();
+    // Another worker leased the message for a direct delivery, then died before recording anything.
+    await h.storage.claimFanout({ owner: "crashed", now, until: now + 60_000, limit: 10 });
+    await h.postel.drain();
+    expect(h.receiver.requests).toHaveLength(0);
+    h.clock.advance("60s");
+    await h.postel.drain();
+    expect(h.receiver.requests).toHaveLength(1);
+    expect((await h.postel.outbound.messages.get(id))?.status).toBe("dispatched");
+  });
+
+  test("a slow request keeps its lease: fan-out leases of direct deliveries and delivery leases are renewed every half lease", async () => {
+    const h = await harness({ workers: { leaseDuration: "60s" }, http: { timeout: "30s" } });
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const arrived: string[] = [];
+    const server = createServer((req, res) => {
+      arrived.push(req.url ?? "");
+      void released.then(() => res.end("ok"));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = (path: string) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
+    try {
+      await h.postel.outbound.endpoints.create({ url: url("/one"), types: ["one"] });
+      await h.postel.outbound.endpoints.create({ url: url("/two-a"), types: ["two"] });
+      await h.postel.outbound.endpoints.create({ url: url("/two-b"), types: ["two"] });
+      await h.postel.outbound.send({ type: "one", data: 1 }); // direct
+      await h.postel.outbound.send({ type: "two", data: 2 }); // fanned out to two deliveries
+      const renewed = { fanout: 0, deliveries: 0 };
+      const renewFanoutLeases = h.storage.renewFanoutLeases.bind(h.storage);
+      h.storage.renewFanoutLeases = (leases, until) => {
+        renewed.fanout += leases.length;
+        return renewFanoutLeases(leases, until);
+      };
+      const renewLeases = h.storage.renewLeases.bind(h.storage);
+      h.storage.renewLeases = (leases, until) => {
+        renewed.deliveries += leases.length;
+        return renewLeases(leases, until);
+      };
+      const drained = h.postel.drain();
+      while (arrived.length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+      await h.clock.advanceAsync("31s"); // past half a lease: renewed
+      await h.clock.advanceAsync("30s"); // past the original expiry: renewed again
+      expect(renewed).toEqual({ fanout: 2, deliveries: 4 });
+      const now = h.clock.now();
+      expect(await h.storage.claimFanout({ owner: "other", now, until: now + 60_000, limit: 10 })).toEqual([]);
+      expect(await h.storage.claimDue({ owner: "other", now, until: now + 60_000, limit: 10 })).toEqual([]);
+      release();
+      const summary = await drained;
+      expect(summary.succeeded).toBe(3);
+      expect(summary.leaseLost).toBe(0);
+      expect(arrived.sort()).toEqual(["/one", "/two-a", "/two-b"]);
+    } finally {
+      release();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

@@ -91,6 +91,8 @@ export function PostgresStorage(
         fanout.recordFanout(sql, results, epochMs(now), lease && { ...lease, until: epochMs(lease.until) }),
       ),
 
+    renewFanoutLeases: (leases, until) => run(() => fanout.renewFanoutLeases(sql, leases, epochMs(until))),
+
     claimDue: (lease) => run(() => claim.claimDue(sql, timed(lease))),
     renewLeases: (leases, until) => run(() => claim.renewLeases(sql, leases, epochMs(until))),
     recordOutcomes: (outcomes, now) => run(() => recordOutcomes(sql, outcomes, epochMs(now))),

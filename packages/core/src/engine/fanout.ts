@@ -2,7 +2,7 @@ import type { Clock } from "../clock.js";
 import type { OutboundConfig } from "../config.js";
 import { type EventFilter, matchesEventFilter } from "../event-filter.js";
 import type { IdGenerator } from "../ids.js";
-import type { ClaimedDelivery, MessageRecord } from "../storage/records.js";
+import type { ClaimedDelivery, DeliveryRecord, MessageRecord, NewDelivery } from "../storage/records.js";
 import type { FanoutResult } from "../storage/storage.js";
 import { toOutboundEvent } from "./deliver.js";
 import type { CompiledEndpoint, EndpointCache } from "./endpoint-cache.js";
@@ -16,8 +16,10 @@ export interface FanoutContext {
 }
 
 /**
- * Claims up to `limit` new messages, resolves the endpoints each one matches *now* (late binding),
- * and records their deliveries, which come back already leased to this worker.
+ * Claims up to `limit` new messages and resolves the endpoints each one matches *now* (late binding).
+ * A message that matches exactly one endpoint is delivered straight from its leased message: its
+ * delivery row is written once, with its outcome (`ClaimedDelivery.direct`). The others have their
+ * deliveries recorded first, and those come back already leased to this worker.
  */
 export async function fanOut(
   ctx: FanoutContext,
@@ -26,17 +28,21 @@ export async function fanOut(
   const { config, clock } = ctx;
   const { storage, workers } = config;
   const now = clock.now();
+  const until = now + workers.leaseDurationMs;
   // The endpoint revision check runs beside the claim (two connections, one round trip of latency);
   // it still completes after the claim began, so late binding sees every endpoint written before.
   const [claimed, fresh] = await Promise.all([
-    storage.claimFanout({ owner: workers.id, now, until: now + workers.leaseDurationMs, limit }),
+    storage.claimFanout({ owner: workers.id, now, until, limit }),
     ctx.cache.fresh(),
   ]);
   if (claimed.length === 0) return { messages: 0, deliveries: [] };
   const endpoints = [...fresh.values()];
-  const results: FanoutResult[] = claimed.map(({ message, token }) => {
+  const direct: ClaimedDelivery[] = [];
+  const results: FanoutResult[] = [];
+  for (const { message, token } of claimed) {
     if (message.expiresAt !== null && now >= message.expiresAt) {
-      return { messageId: message.id, token, deliveries: [], expired: true };
+      results.push({ messageId: message.id, token, deliveries: [], expired: true });
+      continue;
     }
     const deliveries = matchingEndpoints(config, endpoints, message).map((endpoint) => ({
       id: ctx.newId("dlv"),
@@ -45,14 +51,38 @@ export async function fanOut(
       webhookId: message.id,
       createdAt: now,
     }));
-    return { messageId: message.id, token, deliveries };
-  });
+    const [only] = deliveries;
+    if (only !== undefined && deliveries.length === 1) {
+      direct.push({
+        delivery: unsaved(only, token, workers.id, until),
+        message,
+        leaseToken: token,
+        direct: true,
+      });
+    } else results.push({ messageId: message.id, token, deliveries });
+  }
+  if (results.length === 0) return { messages: claimed.length, deliveries: direct };
   const at = clock.now();
-  const deliveries = await storage.recordFanout(results, at, {
+  const recorded = await storage.recordFanout(results, at, {
     owner: workers.id,
     until: at + workers.leaseDurationMs,
   });
-  return { messages: claimed.length, deliveries };
+  return { messages: claimed.length, deliveries: [...direct, ...recorded] };
+}
+
+/** A direct delivery as its row will read once inserted, leased under its message's fan-out token. */
+function unsaved(delivery: NewDelivery, token: string, owner: string, until: number): DeliveryRecord {
+  return {
+    ...delivery,
+    status: "pending",
+    retriesUsed: 0,
+    attemptsMade: 0,
+    nextAttemptAt: until,
+    leaseToken: token,
+    leaseOwner: owner,
+    lastError: null,
+    updatedAt: delivery.createdAt,
+  };
 }
 
 /**

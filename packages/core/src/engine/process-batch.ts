@@ -1,4 +1,4 @@
-import type { ClaimedDelivery } from "../storage/records.js";
+import type { ClaimedDelivery, DeliveryRecord, NewDelivery } from "../storage/records.js";
 import type { DeliveryOutcome, DeliveryTransition } from "../storage/storage.js";
 import { type DeliverContext, type DeliveryResult, deliver } from "./deliver.js";
 import type { CompiledEndpoint, EndpointCache } from "./endpoint-cache.js";
@@ -69,7 +69,9 @@ export async function recordResults(
 ): Promise<void> {
   if (results.length === 0) return;
   const { recorded, leaseLost } = await ctx.config.storage.recordOutcomes(
-    results.map((r) => r.outcome),
+    results.map(({ claimed, outcome }) =>
+      claimed.direct ? { ...outcome, newDelivery: newDeliveryOf(claimed.delivery) } : outcome,
+    ),
     ctx.clock.now(),
   );
   summary.leaseLost += leaseLost.length;
@@ -80,6 +82,11 @@ export async function recordResults(
     emitOutcome(ctx.events, result);
   }
   await ctx.health.afterBatch(kept, await ctx.cache.recent());
+}
+
+/** The row fields of a direct delivery, which `recordOutcomes` inserts with its outcome. */
+function newDeliveryOf({ id, messageId, endpointId, webhookId, createdAt }: DeliveryRecord): NewDelivery {
+  return { id, messageId, endpointId, webhookId, createdAt };
 }
 
 /** Decides, before any request, what happens to each claimed delivery (see `plan`). */
@@ -186,12 +193,16 @@ export function renewWhileWorking(
   let timer = clock.setTimer(renew, every);
   function renew(): void {
     if (cancelled) return;
-    const leases = [...current()].map((c) => ({ deliveryId: c.delivery.id, leaseToken: c.leaseToken }));
-    if (leases.length > 0) {
-      config.storage
-        .renewLeases(leases, clock.now() + config.workers.leaseDurationMs)
-        .catch((error: unknown) => ctx.events.emit("error", { error, context: "renewing leases" }));
+    const until = clock.now() + config.workers.leaseDurationMs;
+    const leases: { deliveryId: string; leaseToken: string }[] = [];
+    const fanoutLeases: { messageId: string; token: string }[] = [];
+    for (const c of current()) {
+      if (c.direct) fanoutLeases.push({ messageId: c.message.id, token: c.leaseToken });
+      else leases.push({ deliveryId: c.delivery.id, leaseToken: c.leaseToken });
     }
+    const failed = (error: unknown) => ctx.events.emit("error", { error, context: "renewing leases" });
+    if (leases.length > 0) config.storage.renewLeases(leases, until).catch(failed);
+    if (fanoutLeases.length > 0) config.storage.renewFanoutLeases(fanoutLeases, until).catch(failed);
     timer = clock.setTimer(renew, every);
   }
   return {

@@ -61,36 +61,24 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
     }),
   });
 
-  async function post(url: string, headers: Record<string, string>, body: Uint8Array): Promise<HttpOutcome> {
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    const signal = AbortSignal.timeout(options.timeoutMs);
-    try {
-      const target = new URL(url);
-      const response = await agent.request({
-        origin: target.origin,
-        path: `${target.pathname}${target.search}`,
-        method: "POST",
-        headers: requestHeaders(headers, options.userAgent),
-        body,
-        signal,
-      });
-      const bodySnippet = await readSnippet(response.body, options.maxResponseBytes);
-      const responseHeaders = flattenHeaders(response.headers);
-      return {
-        kind: "response",
-        status: response.statusCode,
-        headers: responseHeaders,
-        bodySnippet,
-        latencyMs: elapsed(),
-      };
-    } catch (error) {
-      if (signal.aborted) {
-        const message = `The receiver did not send a complete response within ${options.timeoutMs} ms.`;
-        return { kind: "error", code: "TIMEOUT", message, latencyMs: elapsed() };
+  const targets = new TargetCache();
+  function post(url: string, headers: Record<string, string>, body: Uint8Array): Promise<HttpOutcome> {
+    return new Promise((resolve) => {
+      const exchange = new Exchange(options, resolve);
+      try {
+        const { origin, path } = targets.get(url);
+        const opts = {
+          origin,
+          path,
+          method: "POST" as const,
+          headers: requestHeaders(headers, options.userAgent),
+          body,
+        };
+        agent.dispatch(opts, exchange);
+      } catch (error) {
+        exchange.onResponseError(null, error as Error);
       }
-      return { kind: "error", ...mapHttpError(error), latencyMs: elapsed() };
-    }
+    });
   }
 
   return { post, close: () => agent.close() };
@@ -111,27 +99,112 @@ function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   return flat;
 }
 
-/**
- * Keeps the first `maxBytes` of the body, then drains a bounded amount more so the socket can be
- * reused. Leaving the loop early destroys the body and with it the socket. Once the snippet is
- * complete, a failure while draining no longer changes the outcome.
- */
-async function readSnippet(body: Dispatcher.ResponseData["body"], maxBytes: number): Promise<string> {
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
-  let readBytes = 0;
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      readBytes += chunk.length;
-      if (keptBytes < maxBytes) {
-        const part = chunk.subarray(0, maxBytes - keptBytes);
-        kept.push(part);
-        keptBytes += part.length;
-      }
-      if (readBytes > maxBytes + DRAIN_LIMIT_BYTES) break;
+/** Origin and path of each webhook URL, parsed once (endpoints are few; requests are many). */
+class TargetCache {
+  readonly #parsed = new Map<string, { origin: string; path: string }>();
+
+  get(url: string): { origin: string; path: string } {
+    let target = this.#parsed.get(url);
+    if (!target) {
+      const parsed = new URL(url);
+      target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+      if (this.#parsed.size >= 10_000) this.#parsed.clear();
+      this.#parsed.set(url, target);
     }
-  } catch (error) {
-    if (keptBytes < maxBytes) throw error;
+    return target;
   }
-  return Buffer.concat(kept).toString("utf8");
+}
+
+/**
+ * One request/response on undici's dispatch API: no streams, no AbortSignal. It keeps the first
+ * `maxResponseBytes` of the body as the snippet, then drains a bounded amount more so the socket can
+ * be reused (beyond that it aborts, which closes the socket). One timer enforces the deadline for the
+ * whole exchange; the outcome settles exactly once.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  readonly #started = performance.now();
+  readonly #options: HttpSenderOptions;
+  #settle: ((outcome: HttpOutcome) => void) | null;
+  #controller: Dispatcher.DispatchController | null = null;
+  #timer: NodeJS.Timeout;
+  #status = 0;
+  #headers: Record<string, string> = {};
+  readonly #kept: Buffer[] = [];
+  #keptBytes = 0;
+  #readBytes = 0;
+
+  constructor(options: HttpSenderOptions, settle: (outcome: HttpOutcome) => void) {
+    this.#options = options;
+    this.#settle = settle;
+    this.#timer = setTimeout(() => this.#timeout(), options.timeoutMs);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    // The deadline passed while the request waited for a connection: never send it.
+    if (this.#settle === null) controller.abort(new Error("timed out"));
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    this.#status = statusCode;
+    this.#headers = flattenHeaders(headers);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const max = this.#options.maxResponseBytes;
+    this.#readBytes += chunk.length;
+    if (this.#keptBytes < max) {
+      const part = chunk.subarray(0, max - this.#keptBytes);
+      this.#kept.push(part);
+      this.#keptBytes += part.length;
+    }
+    if (this.#readBytes > max + DRAIN_LIMIT_BYTES) {
+      // Enough of this body: answer with the snippet and drop the connection rather than read on.
+      this.#respond();
+      controller.abort(new Error("response body too large to drain"));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#respond();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
+    // Once the snippet is complete, a failure while draining no longer changes the outcome.
+    if (this.#status !== 0 && this.#keptBytes >= this.#options.maxResponseBytes) return this.#respond();
+    this.#finish({ kind: "error", ...mapHttpError(error), latencyMs: this.#elapsed() });
+  }
+
+  #respond(): void {
+    const bodySnippet = Buffer.concat(this.#kept).toString("utf8");
+    this.#finish({
+      kind: "response",
+      status: this.#status,
+      headers: this.#headers,
+      bodySnippet,
+      latencyMs: this.#elapsed(),
+    });
+  }
+
+  #timeout(): void {
+    const message = `The receiver did not send a complete response within ${this.#options.timeoutMs} ms.`;
+    this.#finish({ kind: "error", code: "TIMEOUT", message, latencyMs: this.#elapsed() });
+    this.#controller?.abort(new Error("timed out"));
+  }
+
+  #finish(outcome: HttpOutcome): void {
+    const settle = this.#settle;
+    if (settle === null) return;
+    this.#settle = null;
+    clearTimeout(this.#timer);
+    settle(outcome);
+  }
+
+  #elapsed(): number {
+    return Math.round(performance.now() - this.#started);
+  }
 }

@@ -54,6 +54,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
     transaction: (fn) => outbox.transaction(fn),
     claimFanout: (lease) => outbox.claimFanout(lease),
     recordFanout: (results, now, lease) => outbox.recordFanout(results, now, lease),
+    renewFanoutLeases: (leases, until) => outbox.renewFanoutLeases(leases, until),
     claimDue: (lease) => queue.claimDue(lease),
     renewLeases: (leases, until) => queue.renewLeases(leases, until),
     recordOutcomes: (outcomes, now) => queue.recordOutcomes(outcomes, now),

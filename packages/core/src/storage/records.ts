@@ -90,6 +90,12 @@ export interface ClaimedDelivery {
   delivery: DeliveryRecord;
   message: MessageRecord;
   leaseToken: string;
+  /**
+   * True when the delivery's row does not exist yet: its message matched exactly one endpoint, so
+   * the worker delivers straight from the leased message (`leaseToken` is the message's fan-out
+   * token) and `recordOutcomes` inserts the row together with its first outcome.
+   */
+  direct?: boolean;
 }
 
 /** Outcome class of one HTTP attempt. */

@@ -58,6 +58,14 @@ export interface DeliveryOutcome {
   /** The HTTP attempt, when one was made (absent for deferred/held/expired/cancelled). */
   attempt?: AttemptRecord;
   lastError?: string | null;
+  /**
+   * Set when the delivery was made straight from its leased message (`ClaimedDelivery.direct`), so its
+   * row does not exist yet. `leaseToken` is then the message's fan-out token, and recording means,
+   * atomically and only while that token still holds the un-fanned message: mark the message fanned
+   * out (its lease cleared), insert this delivery with the transition applied, and, this being the
+   * message's only delivery, give the message its final status at once when the transition is terminal.
+   */
+  newDelivery?: NewDelivery;
 }
 
 /** Result of `recordOutcomes`: ids whose lease was still held (written) and those refused. */
@@ -143,6 +151,12 @@ export interface OutboxStore<Tx> {
     now: number,
     lease?: { owner: string; until: number },
   ): Promise<ClaimedDelivery[]>;
+  /**
+   * Extend fan-out leases still held (token matches, message not fanned out yet) to `until`; returns
+   * the ids of the messages whose lease was lost. Workers renew these while a direct delivery (see
+   * `DeliveryOutcome.newDelivery`) is in flight.
+   */
+  renewFanoutLeases(leases: { messageId: string; token: string }[], until: number): Promise<string[]>;
 }
 
 /** The delivery queue: claim due work, record outcomes. */
@@ -158,7 +172,8 @@ export interface DeliveryQueue {
   /**
    * Record a batch of outcomes in one round trip. Per outcome, only if the lease token still matches:
    * apply the transition (clearing the lease), insert the attempt, add the attempt to the endpoint's
-   * health bucket (`failures` counts every non-success attempt), bump `attemptsMade`. Then every
+   * health bucket (`failures` counts every non-success attempt), bump `attemptsMade`. An outcome with
+   * `newDelivery` inserts its delivery instead, fenced by its message's fan-out lease. Then every
    * message whose deliveries are now all terminal gets its final status: `dead-lettered` if any
    * delivery is dead-lettered, else `expired` if any expired, else `dispatched`; `finishedAt = now`.
    */

@@ -1,3 +1,4 @@
+import { directTests } from "./conformance/direct.js";
 import { afterEach, beforeEach, describe } from "vitest";
 import { ConfigurationError } from "../errors.js";
 import type { Storage, TransactionOf } from "../storage/storage.js";
@@ -97,6 +98,7 @@ export function runStorageConformance<S extends Storage<never>>(options: Storage
     fanoutTests(context);
     deliveryQueueTests(context);
     outcomeTests(context);
+    directTests(context);
     healthTests(context);
     endpointTests(context);
     auditTests(context);

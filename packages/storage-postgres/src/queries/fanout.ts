@@ -87,3 +87,22 @@ export async function recordFanout(
     WHERE ${leased}::boolean`;
   return rows.map(toClaimedDelivery);
 }
+
+/** Extends the fan-out leases still held (token matches, not fanned out); returns the message ids whose lease was lost. */
+export async function renewFanoutLeases(
+  sql: Sql,
+  leases: { messageId: string; token: string }[],
+  until: number,
+): Promise<string[]> {
+  if (leases.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    WITH input AS (
+      SELECT * FROM jsonb_to_recordset(${asJson(leases)}::text::jsonb) AS i("messageId" text, token text)
+    ), renewed AS (
+      UPDATE postel.messages m SET lease_until = ${until}::bigint
+      FROM input i WHERE m.id = i."messageId" AND m.lease_token = i.token AND m.fanned_out_at IS NULL
+      RETURNING m.id
+    )
+    SELECT i."messageId" AS id FROM input i WHERE i."messageId" NOT IN (SELECT id FROM renewed)`;
+  return rows.map((row) => row.id);
+}

@@ -7,7 +7,7 @@ import {
 import type { Sql } from "postgres";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import { asJson, epochMs } from "../internal/rows.js";
-import { finaliseMessages, lockMessagesOf } from "./finalise-messages.js";
+import { finaliseMessages, lockMessagesOf, TERMINAL } from "./finalise-messages.js";
 
 const STATUS_OF: Record<DeliveryTransition["kind"], string> = {
   succeeded: "succeeded",
@@ -33,14 +33,23 @@ function toInput(outcome: DeliveryOutcome) {
     attempt: attempt
       ? { ...attempt, startedAt: epochMs(attempt.startedAt), latencyMs: epochMs(attempt.latencyMs) }
       : null,
+    // Set only for a direct outcome: the delivery row to insert.
+    ...(outcome.newDelivery && {
+      message_id: outcome.newDelivery.messageId,
+      endpoint_id: outcome.newDelivery.endpointId,
+      webhook_id: outcome.newDelivery.webhookId,
+      created_at: epochMs(outcome.newDelivery.createdAt),
+    }),
   };
 }
 
 /**
  * The whole batch in one round trip: a pipelined `BEGIN; lock messages; statement; COMMIT`. The
  * statement applies every transition whose lease token still matches (clearing the lease), inserts
- * the attempts, upserts the endpoint health buckets and finalises messages whose deliveries are now
- * all terminal.
+ * the deliveries of direct outcomes whose message's fan-out token still matches (marking the message
+ * fanned out, and finished when the outcome is terminal), inserts the attempts, upserts the endpoint
+ * health buckets and finalises messages whose deliveries are now all terminal. Only messages of
+ * existing deliveries are locked first: a direct delivery is its message's only one.
  */
 export async function recordOutcomes(
   sql: Sql,
@@ -50,12 +59,16 @@ export async function recordOutcomes(
   if (outcomes.length === 0) return { recorded: [], leaseLost: [] };
   const input = asJson(outcomes.map(toInput));
   const ids = outcomes.map((outcome) => outcome.deliveryId);
-  const [, rows] = await pipelinedTransaction(sql, (tx) => [
-    lockMessagesOf(tx, tx`d.id IN (SELECT jsonb_array_elements_text(${asJson(ids)}::text::jsonb))`),
+  const existing = outcomes.filter((outcome) => !outcome.newDelivery).map((outcome) => outcome.deliveryId);
+  const results = await pipelinedTransaction(sql, (tx) => [
+    ...(existing.length > 0
+      ? [lockMessagesOf(tx, tx`d.id IN (SELECT jsonb_array_elements_text(${asJson(existing)}::text::jsonb))`)]
+      : []),
     tx`
       WITH input AS (
         SELECT * FROM jsonb_to_recordset(${input}::text::jsonb) AS i(delivery_id text, lease_token text,
-          status text, next_attempt_at bigint, retries_used int, set_error boolean, last_error text, attempt jsonb)
+          status text, next_attempt_at bigint, retries_used int, set_error boolean, last_error text, attempt jsonb,
+          message_id text, endpoint_id text, webhook_id text, created_at bigint)
       ), changed AS (
         UPDATE postel.deliveries d SET
           status = i.status,
@@ -69,19 +82,37 @@ export async function recordOutcomes(
         FROM input i
         -- A lease token implies pending (every way out of pending clears it). Testing the status too
         -- would match the partial due index's predicate and make the planner scan it, not the key.
-        WHERE d.id = i.delivery_id AND d.lease_token = i.lease_token
-        RETURNING d.id, d.message_id, d.status
+        WHERE i.message_id IS NULL AND d.id = i.delivery_id AND d.lease_token = i.lease_token
+        RETURNING d.id, d.message_id, d.status, i.attempt
+      ), fanned AS (
+        -- Direct outcomes: the message's fan-out token fences the insert of its only delivery.
+        UPDATE postel.messages m SET
+          fanned_out_at = ${now}::bigint, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
+          status = CASE WHEN i.status = 'dead-lettered' THEN 'dead-lettered' WHEN i.status = 'expired' THEN 'expired'
+            WHEN i.status IN ${sql.unsafe(TERMINAL)} THEN 'dispatched' ELSE m.status END,
+          finished_at = CASE WHEN i.status IN ${sql.unsafe(TERMINAL)} THEN ${now}::bigint ELSE m.finished_at END
+        FROM input i
+        WHERE i.message_id IS NOT NULL AND m.id = i.message_id AND m.lease_token = i.lease_token
+          AND m.fanned_out_at IS NULL
+        RETURNING i.*
+      ), inserted AS (
+        INSERT INTO postel.deliveries (id, message_id, endpoint_id, webhook_id, status, retries_used,
+          attempts_made, next_attempt_at, last_error, created_at, updated_at)
+        SELECT delivery_id, message_id, endpoint_id, webhook_id, status, COALESCE(retries_used, 0),
+          (attempt IS NOT NULL)::int, COALESCE(next_attempt_at, ${now}::bigint),
+          CASE WHEN set_error THEN last_error END, created_at, ${now}::bigint
+        FROM fanned
       ), recorded_attempts AS (
+        -- Every CTE reads input or the RETURNING of another, never joins two: no quadratic nested loops.
         INSERT INTO postel.attempts (id, delivery_id, message_id, endpoint_id, webhook_id, attempt_number,
           started_at, latency_ms, outcome, status_code, error_code, error, response_snippet)
         SELECT a.id, a."deliveryId", a."messageId", a."endpointId", a."webhookId", a."attemptNumber",
           a."startedAt", a."latencyMs", a.outcome, a."statusCode", a."errorCode", a.error, a."responseSnippet"
-        FROM input i
-        JOIN changed c ON c.id = i.delivery_id
-        CROSS JOIN LATERAL jsonb_to_record(i.attempt) AS a(id text, "deliveryId" text, "messageId" text,
+        FROM (SELECT attempt FROM changed UNION ALL SELECT attempt FROM fanned) r
+        CROSS JOIN LATERAL jsonb_to_record(r.attempt) AS a(id text, "deliveryId" text, "messageId" text,
           "endpointId" text, "webhookId" text, "attemptNumber" int, "startedAt" bigint, "latencyMs" int,
           outcome text, "statusCode" int, "errorCode" text, error text, "responseSnippet" text)
-        WHERE i.attempt IS NOT NULL
+        WHERE r.attempt IS NOT NULL
         RETURNING endpoint_id, started_at, outcome
       ), health AS (
         INSERT INTO postel.endpoint_health AS h (endpoint_id, bucket_start, attempts, failures)
@@ -92,8 +123,9 @@ export async function recordOutcomes(
         ON CONFLICT (endpoint_id, bucket_start) DO UPDATE
           SET attempts = h.attempts + excluded.attempts, failures = h.failures + excluded.failures
       ), ${finaliseMessages(tx, now)}
-      SELECT id FROM changed`,
+      SELECT id FROM changed UNION ALL SELECT delivery_id FROM fanned`,
   ]);
+  const rows = results.at(-1);
   const recorded = new Set((rows ?? []).map((row) => row["id"] as string));
   return {
     recorded: ids.filter((id) => recorded.has(id)),

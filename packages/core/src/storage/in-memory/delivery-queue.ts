@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { smallest } from "./smallest.js";
-import type { ClaimedDelivery, DeliveryRecord, HealthStats } from "../records.js";
+import type { ClaimedDelivery, DeliveryRecord, HealthStats, NewDelivery } from "../records.js";
 import type { DeliveryOutcome, DeliveryTransition, LeaseRequest, RecordOutcomesResult } from "../storage.js";
 import { HEALTH_BUCKET_MS } from "../storage.js";
 import { compare, copy, type MemoryState } from "./state.js";
@@ -51,7 +51,9 @@ export class MemoryDeliveryQueue {
     const result: RecordOutcomesResult = { recorded: [], leaseLost: [] };
     const touched = new Set<string>();
     for (const outcome of outcomes) {
-      const delivery = this.#held(outcome.deliveryId, outcome.leaseToken);
+      const delivery = outcome.newDelivery
+        ? this.#insertDirect(outcome.newDelivery, outcome.leaseToken, now)
+        : this.#held(outcome.deliveryId, outcome.leaseToken);
       if (!delivery) {
         result.leaseLost.push(outcome.deliveryId);
         continue;
@@ -81,6 +83,31 @@ export class MemoryDeliveryQueue {
       delivery.updatedAt = now;
     }
     return held.length;
+  }
+
+  /**
+   * A direct delivery's row, inserted `pending` and its message marked fanned out, when `token` still
+   * holds the un-fanned message; else undefined (lease lost).
+   */
+  #insertDirect(fresh: NewDelivery, token: string, now: number): DeliveryRecord | undefined {
+    const row = this.#state.messages.get(fresh.messageId);
+    if (!row || row.fanoutToken !== token || !this.#state.unfanned.has(fresh.messageId)) return undefined;
+    this.#state.unfanned.delete(fresh.messageId);
+    row.fanoutToken = null;
+    row.record.fannedOutAt = now;
+    const delivery: DeliveryRecord = {
+      ...copy(fresh),
+      status: "pending",
+      retriesUsed: 0,
+      attemptsMade: 0,
+      nextAttemptAt: now,
+      leaseToken: null,
+      leaseOwner: null,
+      lastError: null,
+      updatedAt: now,
+    };
+    this.#state.insertDelivery(delivery);
+    return delivery;
   }
 
   /** The delivery when `leaseToken` is still its current lease, else undefined (lease lost). */

@@ -3,7 +3,7 @@ import { smallest } from "./smallest.js";
 import { InvalidInputError } from "../../errors.js";
 import type { ClaimedDelivery, ClaimedMessage, DeliveryRecord, NewMessage } from "../records.js";
 import type { FanoutResult, LeaseRequest } from "../storage.js";
-import { compare, copy, type MemoryState, type MessageRow } from "./state.js";
+import { compare, copy, type MemoryState } from "./state.js";
 
 /**
  * The handle `InMemoryStorage().transaction(fn)` passes to `fn`; give it to `send(event, { tx })`.
@@ -148,6 +148,17 @@ export class MemoryOutbox {
       }
     }
     return claimed;
+  }
+
+  async renewFanoutLeases(leases: { messageId: string; token: string }[], until: number): Promise<string[]> {
+    const lost: string[] = [];
+    for (const { messageId, token } of leases) {
+      const row = this.#state.messages.get(messageId);
+      if (row && row.fanoutToken === token && this.#state.unfanned.has(messageId))
+        row.fanoutLeaseUntil = until;
+      else lost.push(messageId);
+    }
+    return lost;
   }
 
   #open(tx: InMemoryTransaction): OpenTransaction {

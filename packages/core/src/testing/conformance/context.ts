@@ -10,6 +10,7 @@ export const CONFORMANCE_GROUPS = [
   "claim-due",
   "leases",
   "outcomes",
+  "direct",
   "health",
   "release-held",
   "endpoints",
