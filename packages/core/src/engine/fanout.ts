@@ -73,7 +73,11 @@ export async function fanOut(
 /** A direct delivery as its row will read once inserted, leased under its message's fan-out token. */
 function unsaved(delivery: NewDelivery, token: string, owner: string, until: number): DeliveryRecord {
   return {
-    ...delivery,
+    id: delivery.id,
+    messageId: delivery.messageId,
+    endpointId: delivery.endpointId,
+    webhookId: delivery.webhookId,
+    createdAt: delivery.createdAt,
     status: "pending",
     retriesUsed: 0,
     attemptsMade: 0,

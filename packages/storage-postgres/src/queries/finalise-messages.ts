@@ -23,25 +23,34 @@ export function lockMessagesOf(sql: Sql, deliveriesWhere: PendingQuery<Row[]>): 
 /**
  * A CTE named `finalised` giving every message touched by the CTE `changed` (id, message_id, status
  * of deliveries updated by the same statement) its final status once all its deliveries are terminal.
- * All CTEs share one snapshot, so the statuses in `changed` override the stale ones read from the table.
+ *
+ * All CTEs share one snapshot, in which every delivery in `changed` is still non-terminal (callers
+ * only change pending or held deliveries). So a message is finished when all its changed deliveries
+ * are now terminal and the snapshot's count of its non-terminal deliveries equals the number changed.
+ * Counting instead of joining `changed` back to the table keeps this linear in the batch size (the
+ * planner may not hash-join here, see `pipelinedTransaction`).
  */
 export function finaliseMessages(sql: Sql, now: number): PendingQuery<Row[]> {
   return sql`
     finalised AS (
       UPDATE postel.messages m SET
-        status = CASE WHEN f.any_dead THEN 'dead-lettered' WHEN f.any_expired THEN 'expired' ELSE 'dispatched' END,
+        status = CASE WHEN c.any_dead OR s.any_dead THEN 'dead-lettered'
+          WHEN c.any_expired OR s.any_expired THEN 'expired' ELSE 'dispatched' END,
         finished_at = ${now}::bigint
       FROM (
-        SELECT d.message_id,
-          bool_or(COALESCE(c.status, d.status) = 'dead-lettered') AS any_dead,
-          bool_or(COALESCE(c.status, d.status) = 'expired') AS any_expired
-        FROM postel.deliveries d
-        LEFT JOIN changed c ON c.id = d.id
-        WHERE d.message_id IN (SELECT message_id FROM changed)
-        GROUP BY d.message_id
-        HAVING bool_and(COALESCE(c.status, d.status) IN ${sql.unsafe(TERMINAL)})
-      ) f
-      WHERE m.id = f.message_id AND m.status = 'pending'
+        SELECT message_id, count(*) AS changed,
+          bool_and(status IN ${sql.unsafe(TERMINAL)}) AS all_terminal,
+          bool_or(status = 'dead-lettered') AS any_dead,
+          bool_or(status = 'expired') AS any_expired
+        FROM changed GROUP BY message_id
+      ) c
+      CROSS JOIN LATERAL (
+        SELECT count(*) FILTER (WHERE d.status NOT IN ${sql.unsafe(TERMINAL)}) AS open,
+          bool_or(d.status = 'dead-lettered') AS any_dead,
+          bool_or(d.status = 'expired') AS any_expired
+        FROM postel.deliveries d WHERE d.message_id = c.message_id
+      ) s
+      WHERE c.all_terminal AND s.open = c.changed AND m.id = c.message_id AND m.status = 'pending'
       RETURNING m.id
     )`;
 }
