@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { Agent, type Dispatcher } from "undici";
 import type { HttpOutcome } from "../classify-response.js";
+import { systemClock, type TimerHandle } from "../clock.js";
 import { createGuardedConnector } from "./guarded-connector.js";
 import { mapHttpError } from "./map-error.js";
 import { type LookupFn, type NetworkPolicy, systemLookup } from "./network-policy.js";
@@ -126,7 +127,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   readonly #options: HttpSenderOptions;
   #settle: ((outcome: HttpOutcome) => void) | null;
   #controller: Dispatcher.DispatchController | null = null;
-  #timer: NodeJS.Timeout;
+  readonly #timer: TimerHandle;
   #status = 0;
   #headers: Record<string, string> = {};
   readonly #kept: Buffer[] = [];
@@ -136,7 +137,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   constructor(options: HttpSenderOptions, settle: (outcome: HttpOutcome) => void) {
     this.#options = options;
     this.#settle = settle;
-    this.#timer = setTimeout(() => this.#timeout(), options.timeoutMs);
+    // A network deadline runs on real time: no ManualClock can move a socket along.
+    this.#timer = systemClock.setTimer(() => this.#timeout(), options.timeoutMs);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -200,7 +202,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const settle = this.#settle;
     if (settle === null) return;
     this.#settle = null;
-    clearTimeout(this.#timer);
+    this.#timer.cancel();
     settle(outcome);
   }
 
