@@ -13,6 +13,7 @@ import {
   bumpRevision,
   bumpRevisionIfChanged,
   finaliseMessages,
+  jsonArg,
   jsonRows,
   readRevision,
 } from "./internal/sql-fragments.js";
@@ -44,13 +45,15 @@ const FIELD_COLUMNS: {
   metadata: ["metadata", toJson],
 };
 
+const SECRET_KEYS = ["secret", "createdAt", "expiresAt"] as const;
+
 /** Insert an endpoint's secrets (given newest first) so that `seq` grows from oldest to newest. */
 function insertSecrets(id: string, secrets: EndpointSecret[]): Statement {
   return {
     sql: `INSERT INTO postel_endpoint_secrets (endpoint_id, secret, created_at, expires_at)
-      SELECT :id, s.secret, s.createdAt, s.expiresAt FROM (${jsonRows("secrets", ["secret", "createdAt", "expiresAt"])}) s
+      SELECT :id, s.secret, s.createdAt, s.expiresAt FROM (${jsonRows("secrets", SECRET_KEYS)}) s
       WHERE ${LIVE}`,
-    args: { id, secrets: JSON.stringify([...secrets].reverse()) },
+    args: { id, secrets: jsonArg([...secrets].reverse(), SECRET_KEYS) },
   };
 }
 

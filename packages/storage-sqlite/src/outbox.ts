@@ -1,9 +1,21 @@
 import type { ClaimedDelivery, ClaimedMessage, FanoutResult, LeaseRequest, NewMessage } from "@postel/core";
 import type { Db } from "./internal/database.js";
 import { leaseArgs, leaseTokenSql, newLeaseNonce, selectLeased, toClaimed } from "./internal/lease-tokens.js";
-import { compareIds, str, toMessage } from "./internal/rows.js";
-import { jsonRows } from "./internal/sql-fragments.js";
+import { CLAIMED_MESSAGE_JSON, compareIds, str, toClaimedMessage } from "./internal/rows.js";
+import { jsonArg, jsonRows, unfannedFence } from "./internal/sql-fragments.js";
 import { enqueueMessage, type SqliteTransaction } from "./transaction.js";
+
+const FANNED_DELIVERY_KEYS = [
+  "id",
+  "messageId",
+  "endpointId",
+  "webhookId",
+  "createdAt",
+  "fenceId",
+  "token",
+] as const;
+const FANNED_KEYS = ["id", "token", "expired", "empty"] as const;
+const FANOUT_LEASE_KEYS = ["messageId", "token"] as const;
 
 /** The outbox verbs: `enqueue`, and the fan-out lease over messages not yet fanned out. */
 export function outbox(db: Db) {
@@ -21,12 +33,12 @@ export function outbox(db: Db) {
               SELECT id FROM postel_messages
               WHERE fanned_out_at IS NULL AND (lease_until IS NULL OR lease_until <= :now)
               ORDER BY created_at, id LIMIT :limit)
-            RETURNING *`,
+            RETURNING ${CLAIMED_MESSAGE_JSON} AS claim`,
           args: { nonce: newLeaseNonce(), ...leaseArgs(lease) },
         },
       ]);
       return (claimed?.rows ?? [])
-        .map((row) => ({ message: toMessage(row), token: str(row, "lease_token") }))
+        .map((row) => toClaimedMessage(str(row, "claim")))
         .sort((a, b) => a.message.createdAt - b.message.createdAt || compareIds(a.message.id, b.message.id));
     },
 
@@ -55,10 +67,10 @@ export function outbox(db: Db) {
               attempts_made, next_attempt_at, lease_token, lease_owner, created_at, updated_at)
             SELECT j.id, j.messageId, j.endpointId, j.webhookId, 'pending', 0, 0, :due,
               CASE WHEN :leased THEN ${leaseTokenSql("j.idx", "j.id")} END, :owner, j.createdAt, :now
-            FROM (${jsonRows("deliveries", ["id", "messageId", "endpointId", "webhookId", "createdAt", "fenceId", "token"])}) j
-            JOIN postel_messages m ON m.id = j.fenceId AND m.lease_token = j.token AND m.fanned_out_at IS NULL`,
+            FROM (${jsonRows("deliveries", FANNED_DELIVERY_KEYS)}) j
+            JOIN postel_messages m ON ${unfannedFence("m", "j.fenceId", "j.token")}`,
           args: {
-            deliveries: JSON.stringify(deliveries),
+            deliveries: jsonArg(deliveries, FANNED_DELIVERY_KEYS),
             due: lease ? lease.until : now,
             leased: lease ? 1 : 0,
             nonce,
@@ -67,19 +79,36 @@ export function outbox(db: Db) {
           },
         },
         {
-          sql: `WITH r AS (${jsonRows("results", ["id", "token", "expired", "empty"])})
+          sql: `WITH r AS (${jsonRows("results", FANNED_KEYS)})
             UPDATE postel_messages SET
               fanned_out_at = :now, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
               status = CASE WHEN r.expired THEN 'expired' WHEN r.empty THEN 'dispatched' ELSE status END,
               finished_at = CASE WHEN r.expired OR r.empty THEN :now ELSE finished_at END
             FROM r
-            WHERE postel_messages.id = r.id AND postel_messages.lease_token = r.token
-              AND postel_messages.fanned_out_at IS NULL`,
-          args: { results: JSON.stringify(fanned), now },
+            WHERE ${unfannedFence("postel_messages", "r.id", "r.token")}`,
+          args: { results: jsonArg(fanned, FANNED_KEYS), now },
         },
         ...(lease ? [selectLeased(nonce)] : []),
       ]);
       return (leased?.rows ?? []).map(toClaimed);
+    },
+
+    async renewFanoutLeases(
+      leases: { messageId: string; token: string }[],
+      until: number,
+    ): Promise<string[]> {
+      if (leases.length === 0) return [];
+      const [renewed] = await db.write([
+        {
+          sql: `WITH l AS (${jsonRows("leases", FANOUT_LEASE_KEYS)})
+            UPDATE postel_messages SET lease_until = :until FROM l
+            WHERE ${unfannedFence("postel_messages", "l.messageId", "l.token")}
+            RETURNING postel_messages.id`,
+          args: { leases: jsonArg(leases, FANOUT_LEASE_KEYS), until },
+        },
+      ]);
+      const kept = new Set(renewed?.rows.map((row) => str(row, "id")));
+      return leases.map((l) => l.messageId).filter((id) => !kept.has(id));
     },
   };
 }

@@ -1,7 +1,9 @@
 import type { DeliveryRecord, DeliveryReset, ReplaySelector } from "@postel/core";
 import type { Db } from "./internal/database.js";
 import { str, toDelivery } from "./internal/rows.js";
-import { jsonRows, REPLAYABLE_STATUSES } from "./internal/sql-fragments.js";
+import { jsonArg, jsonRows, REPLAYABLE_STATUSES } from "./internal/sql-fragments.js";
+
+const RESET_KEYS = ["deliveryId", "webhookId"] as const;
 
 /** The replay verbs: find terminal deliveries, put them back in the queue. */
 export function replayStore(db: Db) {
@@ -34,10 +36,10 @@ export function replayStore(db: Db) {
 
     async resetDeliveries(resets: DeliveryReset[], now: number): Promise<string[]> {
       if (resets.length === 0) return [];
-      const json = JSON.stringify(resets);
+      const json = jsonArg(resets, RESET_KEYS);
       const [reset] = await db.write([
         {
-          sql: `WITH r AS (${jsonRows("resets", ["deliveryId", "webhookId"])})
+          sql: `WITH r AS (${jsonRows("resets", RESET_KEYS)})
             UPDATE postel_deliveries SET status = 'pending', next_attempt_at = :now, retries_used = 0,
               lease_token = NULL, lease_owner = NULL, webhook_id = r.webhookId, updated_at = :now
             FROM r
@@ -48,7 +50,7 @@ export function replayStore(db: Db) {
         {
           sql: `UPDATE postel_messages SET status = 'pending', finished_at = NULL
             WHERE id IN (SELECT message_id FROM postel_deliveries
-              WHERE id IN (SELECT value->>'deliveryId' FROM json_each(:resets)) AND status = 'pending')`,
+              WHERE id IN (SELECT deliveryId FROM (${jsonRows("resets", RESET_KEYS)})) AND status = 'pending')`,
           args: { resets: json },
         },
       ]);

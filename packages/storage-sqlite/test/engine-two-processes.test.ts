@@ -64,13 +64,17 @@ async function allRecorded(): Promise<void> {
   }
 }
 
-/** The webhook-ids of deliveries still leased to worker `owner`. */
+/**
+ * The webhook-ids of the work still leased to worker `owner`: its leased deliveries, and the messages
+ * it leased for fan-out, which it delivers straight from the message (their webhook-id is the message id).
+ */
 async function leasedTo(owner: string): Promise<string[]> {
   const storage = SqliteStorage({ url: db.url }, { migrate: false });
   try {
     const { rows } = await storage.client.execute({
-      sql: "SELECT webhook_id FROM postel_deliveries WHERE lease_owner = ? AND status = 'pending'",
-      args: [owner],
+      sql: `SELECT webhook_id FROM postel_deliveries WHERE lease_owner = :owner AND status = 'pending'
+        UNION ALL SELECT id FROM postel_messages WHERE lease_owner = :owner AND fanned_out_at IS NULL`,
+      args: { owner },
     });
     return rows.map((row) => String(row["webhook_id"]));
   } finally {

@@ -1,5 +1,5 @@
 import { type Client, createClient } from "@libsql/client";
-import { ConfigurationError } from "@postel/core";
+import { ConfigurationError, type DeliveryRecord } from "@postel/core";
 import { newEndpoint, newMessage, T0 } from "@postel/core/testing";
 import { afterEach, describe, expect, test } from "vitest";
 import { SqliteStorage } from "../src/index.js";
@@ -109,6 +109,44 @@ describe("SqliteStorage", () => {
     expect(claimed?.delivery.nextAttemptAt).toBe(T0 + 60_000);
     expect(claimed?.message.createdAt).toBe(T0);
     expect(await storage.endpointsRevision()).toBe(1);
+  });
+
+  test("outcomes recorded twice (the first response lost) are lease lost the second time and counted once", async () => {
+    const storage = SqliteStorage({ url: fresh().url });
+    cleanups.push(() => storage.close());
+    await seedDue(storage, 1);
+    await storage.enqueue(message("msg_direct"));
+    const [fanout] = await storage.claimFanout({ owner: "w", now: T0, until: T0 + 1000, limit: 1 });
+    const [due] = await storage.claimDue({ owner: "w", now: T0, until: T0 + 1000, limit: 1 });
+    const direct = { id: "dlv_direct", messageId: "msg_direct", endpointId: "ep_1", webhookId: "msg_direct" };
+    const succeeded = (id: string, delivery: Pick<DeliveryRecord, "id" | "messageId" | "webhookId">) => ({
+      deliveryId: delivery.id,
+      transition: { kind: "succeeded" as const },
+      attempt: {
+        id,
+        deliveryId: delivery.id,
+        messageId: delivery.messageId,
+        endpointId: "ep_1",
+        webhookId: delivery.webhookId,
+        attemptNumber: 1,
+        startedAt: T0,
+        latencyMs: 5,
+        outcome: "success" as const,
+        statusCode: 200,
+        errorCode: null,
+        error: null,
+        responseSnippet: null,
+      },
+    });
+    const outcomes = [
+      { ...succeeded("att_1", due!.delivery), leaseToken: due!.leaseToken },
+      { ...succeeded("att_2", direct), leaseToken: fanout!.token, newDelivery: { ...direct, createdAt: T0 } },
+    ];
+    const ids = [due!.delivery.id, direct.id];
+    expect(await storage.recordOutcomes(outcomes, T0 + 1)).toEqual({ recorded: ids, leaseLost: [] });
+    expect(await storage.recordOutcomes(outcomes, T0 + 2)).toEqual({ recorded: [], leaseLost: ids });
+    expect(await storage.endpointHealth("ep_1", 0)).toEqual({ attempts: 2, failures: 0 });
+    expect(await storage.countDeliveries()).toEqual({ succeeded: 2 });
   });
 
   test("rejects invalid options with one ConfigurationError naming each field", () => {

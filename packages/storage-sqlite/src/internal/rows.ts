@@ -2,6 +2,7 @@ import type { Row, Value } from "@libsql/client";
 import type {
   AttemptOutcome,
   AttemptRecord,
+  ClaimedMessage,
   DeliveryRecord,
   DeliveryStatus,
   EndpointRecord,
@@ -90,6 +91,60 @@ export function toMessage(row: Row, prefix = ""): MessageRecord {
     finishedAt: intOrNull(row, `${prefix}finished_at`),
   };
 }
+
+/**
+ * SQL expression of a `postel_messages` row and its lease token as one JSON array (`toClaimedMessage`
+ * reads it back). One column per row instead of eleven: the driver's per-column decoding costs more
+ * than the parse.
+ */
+export const CLAIMED_MESSAGE_JSON = `json_array(id, type, payload, tenant_id, idempotency_key, status, created_at,
+  expires_at, fanned_out_at, finished_at, lease_token)`;
+
+/** A message row and its lease token from the JSON array of `CLAIMED_MESSAGE_JSON`. */
+export function toClaimedMessage(json: string): ClaimedMessage {
+  const [
+    id,
+    type,
+    payload,
+    tenantId,
+    idempotencyKey,
+    status,
+    createdAt,
+    expiresAt,
+    fannedOutAt,
+    finishedAt,
+    token,
+  ] = JSON.parse(json) as ClaimedMessageColumns;
+  return {
+    message: {
+      id,
+      type,
+      payload,
+      tenantId,
+      idempotencyKey,
+      status,
+      createdAt,
+      expiresAt,
+      fannedOutAt,
+      finishedAt,
+    },
+    token,
+  };
+}
+
+type ClaimedMessageColumns = [
+  id: string,
+  type: string,
+  payload: string,
+  tenantId: string | null,
+  idempotencyKey: string | null,
+  status: MessageStatus,
+  createdAt: number,
+  expiresAt: number | null,
+  fannedOutAt: number | null,
+  finishedAt: number | null,
+  token: string,
+];
 
 /** A `postel_deliveries` row. */
 export function toDelivery(row: Row): DeliveryRecord {

@@ -5,12 +5,32 @@ import type { Statement } from "./database.js";
 // unpacked with json_each, so a batch of any size is a fixed, small number of statements.
 
 /**
- * `SELECT key AS idx, value->>'a' AS a, … FROM json_each(:param)`: the rows of a JSON array of
- * objects bound to `:param`, with their array index and one column per key.
+ * The rows bound to `:param` by `jsonArg(rows, keys)`, with their array index (`idx`) and one column
+ * per key. Each row is materialized once: read straight from `json_each`, a row would be rendered
+ * and parsed again for every column extracted from it.
  */
 export function jsonRows(param: string, keys: readonly string[]): string {
-  const columns = keys.map((key) => `value->>'${key}' AS ${key}`).join(", ");
-  return `SELECT key AS idx, ${columns} FROM json_each(:${param})`;
+  const columns = keys.map((key, i) => `v->>${i} AS ${key}`).join(", ");
+  return `WITH ${param}_rows AS MATERIALIZED (SELECT key AS idx, value AS v FROM json_each(:${param}))
+    SELECT idx, ${columns} FROM ${param}_rows`;
+}
+
+/**
+ * The JSON argument `jsonRows(param, keys)` reads: every row as the array of its `keys` values, so
+ * SQLite finds each column by position rather than by name.
+ */
+export function jsonArg<T>(rows: readonly T[], keys: readonly (keyof T & string)[]): string {
+  return JSON.stringify(rows.map((row) => keys.map((key) => row[key])));
+}
+
+/** The fence of a leased delivery `alias`: still pending and leased with exactly this token. */
+export function heldFence(alias: string, id: string, token: string): string {
+  return `${alias}.id = ${id} AND ${alias}.lease_token = ${token} AND ${alias}.status = 'pending'`;
+}
+
+/** The fence of a message `alias` leased for fan-out: not fanned out yet and leased with this token. */
+export function unfannedFence(alias: string, id: string, token: string): string {
+  return `${alias}.id = ${id} AND ${alias}.lease_token = ${token} AND ${alias}.fanned_out_at IS NULL`;
 }
 
 /** Delivery statuses `findReplayable` / `resetDeliveries` act on (`cancelled` is not replayable). */
