@@ -137,7 +137,9 @@ describe("direct deliveries (a message that matches exactly one endpoint)", () =
       await h.clock.advanceAsync("30s"); // past the original expiry: renewed again
       expect(renewed).toEqual({ fanout: 2, deliveries: 4 });
       const now = h.clock.now();
-      expect(await h.storage.claimFanout({ owner: "other", now, until: now + 60_000, limit: 10 })).toEqual([]);
+      expect(await h.storage.claimFanout({ owner: "other", now, until: now + 60_000, limit: 10 })).toEqual(
+        [],
+      );
       expect(await h.storage.claimDue({ owner: "other", now, until: now + 60_000, limit: 10 })).toEqual([]);
       release();
       const summary = await drained;

@@ -177,8 +177,8 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
     // Once the snippet is complete, a failure while draining no longer changes the outcome.
-    if (this.#status !== 0 && this.#keptBytes >= this.#options.maxResponseBytes) return this.#respond();
-    this.#finish({ kind: "error", ...mapHttpError(error), latencyMs: this.#elapsed() });
+    if (this.#status !== 0 && this.#keptBytes >= this.#options.maxResponseBytes) this.#respond();
+    else this.#finish({ kind: "error", ...mapHttpError(error), latencyMs: this.#elapsed() });
   }
 
   #respond(): void {

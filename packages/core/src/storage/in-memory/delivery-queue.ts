@@ -3,7 +3,7 @@ import { smallest } from "./smallest.js";
 import type { ClaimedDelivery, DeliveryRecord, HealthStats, NewDelivery } from "../records.js";
 import type { DeliveryOutcome, DeliveryTransition, LeaseRequest, RecordOutcomesResult } from "../storage.js";
 import { HEALTH_BUCKET_MS } from "../storage.js";
-import { compare, copy, type MemoryState } from "./state.js";
+import { compare, copy, type MemoryState, pendingDelivery } from "./state.js";
 
 /** Delivery-queue verbs of `InMemoryStorage`. */
 export class MemoryDeliveryQueue {
@@ -95,17 +95,7 @@ export class MemoryDeliveryQueue {
     this.#state.unfanned.delete(fresh.messageId);
     row.fanoutToken = null;
     row.record.fannedOutAt = now;
-    const delivery: DeliveryRecord = {
-      ...copy(fresh),
-      status: "pending",
-      retriesUsed: 0,
-      attemptsMade: 0,
-      nextAttemptAt: now,
-      leaseToken: null,
-      leaseOwner: null,
-      lastError: null,
-      updatedAt: now,
-    };
+    const delivery = pendingDelivery(fresh, now, now);
     this.#state.insertDelivery(delivery);
     return delivery;
   }

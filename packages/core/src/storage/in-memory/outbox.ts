@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { smallest } from "./smallest.js";
 import { InvalidInputError } from "../../errors.js";
-import type { ClaimedDelivery, ClaimedMessage, DeliveryRecord, NewMessage } from "../records.js";
+import type { ClaimedDelivery, ClaimedMessage, NewMessage } from "../records.js";
 import type { FanoutResult, LeaseRequest } from "../storage.js";
-import { compare, copy, type MemoryState } from "./state.js";
+import { compare, copy, type MemoryState, pendingDelivery } from "./state.js";
 
 /**
  * The handle `InMemoryStorage().transaction(fn)` passes to `fn`; give it to `send(event, { tx })`.
@@ -129,17 +129,14 @@ export class MemoryOutbox {
         message.finishedAt = now;
         continue;
       }
-      const inserted: DeliveryRecord[] = result.deliveries.map((delivery) => ({
-        ...copy(delivery),
-        status: "pending",
-        retriesUsed: 0,
-        attemptsMade: 0,
-        nextAttemptAt: lease ? lease.until : now,
-        leaseToken: lease ? randomUUID() : null,
-        leaseOwner: lease ? lease.owner : null,
-        lastError: null,
-        updatedAt: now,
-      }));
+      const inserted = result.deliveries.map((delivery) =>
+        pendingDelivery(
+          delivery,
+          now,
+          lease ? lease.until : now,
+          lease ? { token: randomUUID(), owner: lease.owner } : null,
+        ),
+      );
       for (const delivery of inserted) {
         this.#state.insertDelivery(delivery);
         if (delivery.leaseToken !== null) {
