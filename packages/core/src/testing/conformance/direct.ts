@@ -8,8 +8,10 @@ import {
   createEndpoints,
   deliveryRow,
   fanOut,
+  ids,
   LEASE_MS,
   lease,
+  madeHttpCall,
   newMessage,
   nextId,
   settle,
@@ -42,7 +44,7 @@ function directOutcome(
 ): DeliveryOutcome {
   const claimed = { delivery: { ...fresh, attemptsMade: 0 } } as unknown as ClaimedDelivery;
   const outcome = transition.kind === "succeeded" ? "success" : "retryable";
-  const httpCall = ["succeeded", "retry", "failed", "dead-lettered"].includes(transition.kind);
+  const httpCall = madeHttpCall(transition);
   return {
     deliveryId: fresh.id,
     leaseToken: token,
@@ -282,8 +284,4 @@ export function directTests(context: ConformanceContext): void {
       expect(result.recorded).toEqual([kept.fresh.id]);
     });
   });
-}
-
-function ids(rows: Iterable<{ id: string }>): string[] {
-  return [...rows].map((row) => row.id).sort();
 }

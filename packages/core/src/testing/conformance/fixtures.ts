@@ -175,7 +175,7 @@ export async function settle(
   now: number,
   attempt?: Partial<AttemptRecord> | false,
 ): Promise<RecordOutcomesResult> {
-  const httpCall = ["succeeded", "retry", "failed", "dead-lettered"].includes(transition.kind);
+  const httpCall = madeHttpCall(transition);
   const defaults: Partial<AttemptRecord> =
     transition.kind === "succeeded"
       ? { startedAt: now }
@@ -205,6 +205,11 @@ export async function deliveryRow(
   const row = (await storage.listDeliveries(delivery.messageId)).find((d) => d.id === delivery.id);
   if (!row) throw new Error(`fixture: delivery ${delivery.id} not found`);
   return row;
+}
+
+/** True for the transitions that follow an HTTP call (and so carry an attempt). */
+export function madeHttpCall(transition: DeliveryTransition): boolean {
+  return ["succeeded", "retry", "failed", "dead-lettered"].includes(transition.kind);
 }
 
 /** Sorted ids, for order-insensitive comparisons. */
