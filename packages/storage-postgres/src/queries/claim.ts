@@ -9,6 +9,14 @@ import {
   toMessage,
 } from "../internal/rows.js";
 
+/**
+ * A condition that is always true and turns `synchronous_commit` off for the statement's own
+ * transaction (evaluated once, as an init plan). For statements that only take leases: if the server
+ * crashes before the commit reaches disk, the lease is lost and the work is simply due again, fenced
+ * from the worker that held it. Any later synchronous commit (an outcome) flushes it anyway.
+ */
+export const LEASE_ONLY = `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'`;
+
 /** A claimed delivery row (delivery columns + `m_`-prefixed message columns) as core's record. */
 export function toClaimedDelivery(row: RawRow): ClaimedDelivery {
   const delivery = toDelivery(row);
@@ -18,7 +26,8 @@ export function toClaimedDelivery(row: RawRow): ClaimedDelivery {
 /**
  * One statement: pick due pending deliveries through the partial index `deliveries_due_idx`, skip rows
  * other workers are locking, lease them (fresh token, owner, `next_attempt_at = until`) and return
- * them joined with their messages, earliest due first.
+ * them joined with their messages, earliest due first. It commits without waiting for the WAL flush
+ * (see {@link LEASE_ONLY}).
  */
 export async function claimDue(sql: Sql, lease: LeaseRequest): Promise<ClaimedDelivery[]> {
   const rows = await claimDueStatement(sql, lease);
@@ -30,7 +39,7 @@ export function claimDueStatement(sql: Sql, lease: LeaseRequest): PendingQuery<R
   return sql<RawRow[]>`
     WITH due AS (
       SELECT id, next_attempt_at AS due_at FROM postel.deliveries
-      WHERE status = 'pending' AND next_attempt_at <= ${lease.now}::bigint
+      WHERE status = 'pending' AND next_attempt_at <= ${lease.now}::bigint AND ${sql.unsafe(LEASE_ONLY)}
       ORDER BY next_attempt_at, id
       LIMIT ${lease.limit}
       FOR UPDATE SKIP LOCKED

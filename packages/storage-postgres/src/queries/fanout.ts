@@ -10,11 +10,12 @@ import {
   prefixedMessageColumnsOf,
   toMessage,
 } from "../internal/rows.js";
-import { toClaimedDelivery } from "./claim.js";
+import { LEASE_ONLY, toClaimedDelivery } from "./claim.js";
 
 /**
  * One statement: lease the oldest messages not fanned out yet (through the partial index
  * `messages_fanout_due_idx`) whose fan-out lease is free or expired, skipping rows other workers lock.
+ * It commits without waiting for the WAL flush (see {@link LEASE_ONLY}).
  */
 export async function claimFanout(sql: Sql, lease: LeaseRequest): Promise<ClaimedMessage[]> {
   const rows = await sql<RawRow[]>`
@@ -22,6 +23,7 @@ export async function claimFanout(sql: Sql, lease: LeaseRequest): Promise<Claime
       SELECT id FROM postel.messages
       WHERE fanned_out_at IS NULL AND status = 'pending'
         AND (lease_until IS NULL OR lease_until <= ${lease.now}::bigint)
+        AND ${sql.unsafe(LEASE_ONLY)}
       ORDER BY created_at, id
       LIMIT ${lease.limit}
       FOR UPDATE SKIP LOCKED

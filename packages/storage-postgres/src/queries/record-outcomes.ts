@@ -20,6 +20,8 @@ const STATUS_OF: Record<DeliveryTransition["kind"], string> = {
   cancelled: "cancelled",
 };
 
+// One flat JSON object per outcome, its attempt's columns inlined: the statement reads it with one
+// jsonb_to_recordset instead of a nested jsonb_to_record per attempt.
 function toInput(outcome: DeliveryOutcome) {
   const { transition, attempt } = outcome;
   return {
@@ -30,15 +32,23 @@ function toInput(outcome: DeliveryOutcome) {
     retries_used: transition.kind === "retry" ? transition.retriesUsed : null,
     set_error: outcome.lastError !== undefined,
     last_error: outcome.lastError ?? null,
-    attempt: attempt
-      ? { ...attempt, startedAt: epochMs(attempt.startedAt), latencyMs: epochMs(attempt.latencyMs) }
-      : null,
     // Set only for a direct outcome: the delivery row to insert.
     ...(outcome.newDelivery && {
       message_id: outcome.newDelivery.messageId,
       endpoint_id: outcome.newDelivery.endpointId,
       webhook_id: outcome.newDelivery.webhookId,
       created_at: epochMs(outcome.newDelivery.createdAt),
+    }),
+    ...(attempt && {
+      attempt_id: attempt.id,
+      attempt_number: attempt.attemptNumber,
+      started_at: epochMs(attempt.startedAt),
+      latency_ms: epochMs(attempt.latencyMs),
+      outcome: attempt.outcome,
+      status_code: attempt.statusCode,
+      error_code: attempt.errorCode,
+      error: attempt.error,
+      response_snippet: attempt.responseSnippet,
     }),
   };
 }
@@ -67,14 +77,16 @@ export async function recordOutcomes(
     tx`
       WITH input AS (
         SELECT * FROM jsonb_to_recordset(${input}::text::jsonb) AS i(delivery_id text, lease_token text,
-          status text, next_attempt_at bigint, retries_used int, set_error boolean, last_error text, attempt jsonb,
-          message_id text, endpoint_id text, webhook_id text, created_at bigint)
+          status text, next_attempt_at bigint, retries_used int, set_error boolean, last_error text,
+          message_id text, endpoint_id text, webhook_id text, created_at bigint, attempt_id text,
+          attempt_number int, started_at bigint, latency_ms int, outcome text, status_code int, error_code text,
+          error text, response_snippet text)
       ), changed AS (
         UPDATE postel.deliveries d SET
           status = i.status,
           next_attempt_at = COALESCE(i.next_attempt_at, d.next_attempt_at),
           retries_used = COALESCE(i.retries_used, d.retries_used),
-          attempts_made = d.attempts_made + (i.attempt IS NOT NULL)::int,
+          attempts_made = d.attempts_made + (i.attempt_id IS NOT NULL)::int,
           lease_token = NULL,
           lease_owner = NULL,
           last_error = CASE WHEN i.set_error THEN i.last_error ELSE d.last_error END,
@@ -83,7 +95,8 @@ export async function recordOutcomes(
         -- A lease token implies pending (every way out of pending clears it). Testing the status too
         -- would match the partial due index's predicate and make the planner scan it, not the key.
         WHERE i.message_id IS NULL AND d.id = i.delivery_id AND d.lease_token = i.lease_token
-        RETURNING d.id, d.message_id, d.status, i.attempt
+        RETURNING d.id, d.message_id, d.endpoint_id, d.webhook_id, d.status, i.attempt_id, i.attempt_number,
+          i.started_at, i.latency_ms, i.outcome, i.status_code, i.error_code, i.error, i.response_snippet
       ), fanned AS (
         -- Direct outcomes: the message's fan-out token fences the insert of its only delivery.
         UPDATE postel.messages m SET
@@ -99,20 +112,23 @@ export async function recordOutcomes(
         INSERT INTO postel.deliveries (id, message_id, endpoint_id, webhook_id, status, retries_used,
           attempts_made, next_attempt_at, last_error, created_at, updated_at)
         SELECT delivery_id, message_id, endpoint_id, webhook_id, status, COALESCE(retries_used, 0),
-          (attempt IS NOT NULL)::int, COALESCE(next_attempt_at, ${now}::bigint),
+          (attempt_id IS NOT NULL)::int, COALESCE(next_attempt_at, ${now}::bigint),
           CASE WHEN set_error THEN last_error END, created_at, ${now}::bigint
         FROM fanned
       ), recorded_attempts AS (
         -- Every CTE reads input or the RETURNING of another, never joins two: no quadratic nested loops.
         INSERT INTO postel.attempts (id, delivery_id, message_id, endpoint_id, webhook_id, attempt_number,
           started_at, latency_ms, outcome, status_code, error_code, error, response_snippet)
-        SELECT a.id, a."deliveryId", a."messageId", a."endpointId", a."webhookId", a."attemptNumber",
-          a."startedAt", a."latencyMs", a.outcome, a."statusCode", a."errorCode", a.error, a."responseSnippet"
-        FROM (SELECT attempt FROM changed UNION ALL SELECT attempt FROM fanned) r
-        CROSS JOIN LATERAL jsonb_to_record(r.attempt) AS a(id text, "deliveryId" text, "messageId" text,
-          "endpointId" text, "webhookId" text, "attemptNumber" int, "startedAt" bigint, "latencyMs" int,
-          outcome text, "statusCode" int, "errorCode" text, error text, "responseSnippet" text)
-        WHERE r.attempt IS NOT NULL
+        SELECT attempt_id, delivery_id, message_id, endpoint_id, webhook_id, attempt_number, started_at,
+          latency_ms, outcome, status_code, error_code, error, response_snippet
+        FROM (
+          SELECT id AS delivery_id, message_id, endpoint_id, webhook_id, attempt_id, attempt_number, started_at,
+            latency_ms, outcome, status_code, error_code, error, response_snippet FROM changed
+          UNION ALL
+          SELECT delivery_id, message_id, endpoint_id, webhook_id, attempt_id, attempt_number, started_at,
+            latency_ms, outcome, status_code, error_code, error, response_snippet FROM fanned
+        ) r
+        WHERE attempt_id IS NOT NULL
         RETURNING endpoint_id, started_at, outcome
       ), health AS (
         INSERT INTO postel.endpoint_health AS h (endpoint_id, bucket_start, attempts, failures)

@@ -1,0 +1,1 @@
+ALTER TABLE "postel"."deliveries" DROP CONSTRAINT "deliveries_message_id_messages_id_fk";
