@@ -106,6 +106,21 @@ export async function drainNaive(base: string, options: DrainOptions): Promise<D
   }
 }
 
+/**
+ * The same pre-enqueued rows through the minimal loop (`minimal-worker.ts`): the ceiling a
+ * claim-sign-POST-complete worker reaches here, with none of Postel's bookkeeping.
+ */
+export async function drainMinimal(base: string, options: DrainOptions): Promise<DrainMeasurement> {
+  const database = await createBenchDatabase();
+  try {
+    await seedNaive(database.sql, options.messages, [{ url: `${base}/hooks/0`, secret: generateSecret() }]);
+    const config: WorkerConfig = { url: database.url, target: options.messages, concurrency: 128 };
+    return await timeWorker("minimal-worker", config, options, postgresCpu(database));
+  } finally {
+    await database.drop();
+  }
+}
+
 /** CPU milliseconds used so far by the database server processes of a run (0 when there are none). */
 export type DatabaseCpu = () => Promise<number>;
 

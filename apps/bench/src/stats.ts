@@ -31,6 +31,9 @@ export interface Metric {
   postelRuns: number[];
   naive?: number;
   naiveRuns?: number[];
+  /** The minimal loop's median (drain only): the ceiling of a worker that does nothing but claim, sign, POST and complete. */
+  minimal?: number;
+  minimalRuns?: number[];
   target?: Target;
   /** A target on postel / naive (e.g. ≥ 10× the baseline). */
   ratioTarget?: Target;
@@ -63,7 +66,7 @@ function verdict(metric: Metric): string {
 
 /** The results as an aligned text table. */
 export function formatTable(metrics: readonly Metric[]): string {
-  const header = ["scenario", "metric", "Postel", "naive", "× naive", "target", ""];
+  const header = ["scenario", "metric", "Postel", "naive", "× naive", "minimal loop", "target", ""];
   const rows = metrics.map((m) => {
     const r = ratio(m);
     const targets = [
@@ -76,6 +79,7 @@ export function formatTable(metrics: readonly Metric[]): string {
       formatNumber(m.postel),
       m.naive === undefined ? "" : formatNumber(m.naive),
       r === undefined ? "" : `${formatNumber(r)}×`,
+      m.minimal === undefined ? "" : formatNumber(m.minimal),
       targets.join(", "),
       verdict(m),
     ];
@@ -83,7 +87,7 @@ export function formatTable(metrics: readonly Metric[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) =>
     cells
-      .map((cell, i) => (i >= 2 && i <= 4 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .map((cell, i) => (i >= 2 && i <= 5 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
       .join("  ")
       .trimEnd();
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");

@@ -1,4 +1,10 @@
-import { type DrainMeasurement, drainNaive, drainWithPostel, startReceiver } from "../drain-run.js";
+import {
+  type DrainMeasurement,
+  drainMinimal,
+  drainNaive,
+  drainWithPostel,
+  startReceiver,
+} from "../drain-run.js";
 import type { Scenario, ScenarioContext } from "../scenario.js";
 import { type Metric, median } from "../stats.js";
 
@@ -13,6 +19,7 @@ async function drainScenario(
   try {
     const postel: DrainMeasurement[] = [];
     const naive: DrainMeasurement[] = [];
+    const minimal: DrainMeasurement[] = [];
     for (let run = 1; run <= scale.runs; run++) {
       postel.push(
         await drainWithPostel(base, {
@@ -33,9 +40,22 @@ async function drainScenario(
           label: `naive run ${run}/${scale.runs}`,
         }),
       );
+      // One endpoint only: the minimal loop has no fan-out.
+      if (endpoints === 1) {
+        minimal.push(
+          await drainMinimal(base, {
+            messages,
+            endpoints,
+            log,
+            receiver,
+            label: `minimal loop run ${run}/${scale.runs}`,
+          }),
+        );
+      }
     }
     const postelRuns = postel.map((m) => m.perSecond);
     const naiveRuns = naive.map((m) => m.perSecond);
+    const minimalRuns = minimal.map((m) => m.perSecond);
     return {
       scenario: name,
       name: `${(messages * endpoints).toLocaleString("en-US")} deliveries, ${endpoints} endpoint${endpoints > 1 ? "s" : ""}`,
@@ -44,10 +64,15 @@ async function drainScenario(
       postelRuns,
       naive: median(naiveRuns),
       naiveRuns,
+      ...(minimalRuns.length > 0 ? { minimal: median(minimalRuns), minimalRuns } : {}),
       ...(endpoints === 1
         ? ({ target: { op: ">=", value: 5_000 }, ratioTarget: { op: ">=", value: 10 } } as const)
         : {}),
-      note: `naive drains ${naive[0]?.deliveries.toLocaleString("en-US")} deliveries per run (its rate does not depend on N)`,
+      note:
+        `naive drains ${naive[0]?.deliveries.toLocaleString("en-US")} deliveries per run (its rate does not depend on N)` +
+        (minimal.length > 0
+          ? "; minimal loop: claim 64 rows, sign, POST (undici), mark delivered in batches, nothing else (src/minimal-worker.ts)"
+          : ""),
     } satisfies Metric;
   } finally {
     await receiver.kill();

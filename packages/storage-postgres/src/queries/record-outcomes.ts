@@ -139,12 +139,14 @@ export async function recordOutcomes(
         ON CONFLICT (endpoint_id, bucket_start) DO UPDATE
           SET attempts = h.attempts + excluded.attempts, failures = h.failures + excluded.failures
       ), ${finaliseMessages(tx, now)}
-      SELECT id FROM changed UNION ALL SELECT delivery_id FROM fanned`,
+      -- Only the outcomes not recorded come back: usually none.
+      SELECT delivery_id AS id FROM input
+      WHERE delivery_id NOT IN (SELECT id FROM changed UNION ALL SELECT delivery_id FROM fanned)`,
   ]);
   const rows = results.at(-1);
-  const recorded = new Set((rows ?? []).map((row) => row["id"] as string));
+  const lost = new Set((rows ?? []).map((row) => row["id"] as string));
   return {
-    recorded: ids.filter((id) => recorded.has(id)),
-    leaseLost: ids.filter((id) => !recorded.has(id)),
+    recorded: ids.filter((id) => !lost.has(id)),
+    leaseLost: ids.filter((id) => lost.has(id)),
   };
 }
