@@ -2,6 +2,7 @@ import { getRandomValues } from "node:crypto";
 import type { Clock } from "./clock.js";
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford base32, lower-case
+const CODES = Array.from(ALPHABET, (char) => char.charCodeAt(0));
 
 /** Makes ids like `msg_01jd8x3k2m9q4w7e5r6t8y0u1i`: prefix, 10 time chars, 16 random chars. */
 export type IdGenerator = (prefix: string) => string;
@@ -12,6 +13,7 @@ export type IdGenerator = (prefix: string) => string;
  */
 export function createIdGenerator(clock: Clock): IdGenerator {
   let lastTime = -1;
+  let timePart = "";
   let lastRandom = new Uint8Array(16);
   return (prefix) => {
     const time = clock.now();
@@ -19,10 +21,11 @@ export function createIdGenerator(clock: Clock): IdGenerator {
       increment(lastRandom);
     } else {
       lastTime = time;
+      timePart = encodeTime(time);
       lastRandom = getRandomValues(new Uint8Array(16));
       lastRandom[0]! &= 0x0f; // headroom so increments within one millisecond cannot overflow
     }
-    return `${prefix}_${encodeTime(lastTime)}${encodeRandom(lastRandom)}`;
+    return `${prefix}_${timePart}${encodeRandom(lastRandom)}`;
   };
 }
 
@@ -36,10 +39,11 @@ function encodeTime(time: number): string {
   return out;
 }
 
+const randomCodes: number[] = new Array(16).fill(0);
+
 function encodeRandom(bytes: Uint8Array): string {
-  let out = "";
-  for (const byte of bytes) out += ALPHABET[byte & 31];
-  return out;
+  for (let i = 0; i < 16; i++) randomCodes[i] = CODES[bytes[i]! & 31]!;
+  return String.fromCharCode(...randomCodes);
 }
 
 function increment(bytes: Uint8Array): void {

@@ -87,17 +87,24 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
 
 function requestHeaders(headers: Record<string, string>, userAgent: string): Record<string, string> {
   const merged: Record<string, string> = { "user-agent": userAgent, "content-type": "application/json" };
-  for (const [name, value] of Object.entries(headers)) merged[name.toLowerCase()] = value;
+  for (const name in headers) merged[lowerCase(name)] = headers[name]!;
   return merged;
 }
 
 function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   const flat: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    const value = headers[name];
     const first = Array.isArray(value) ? value[0] : value;
-    if (first !== undefined) flat[name.toLowerCase()] = first;
+    if (first !== undefined) flat[lowerCase(name)] = first;
   }
   return flat;
+}
+
+// Header names are usually lower-case already (undici's, Postel's own): skip the copy then.
+const UPPER = /[A-Z]/;
+function lowerCase(name: string): string {
+  return UPPER.test(name) ? name.toLowerCase() : name;
 }
 
 /** Origin and path of each webhook URL, parsed once (endpoints are few; requests are many). */
