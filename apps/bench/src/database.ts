@@ -72,6 +72,15 @@ export async function seedMessages(sql: Sql, count: number, prefix = "msg_bench"
   await sql`VACUUM ANALYZE postel.messages`;
 }
 
+/** A row of the baselines' table `naive.outbox`, as their claims return it. */
+export interface NaiveOutboxRow {
+  id: string;
+  url: string;
+  secret: string;
+  webhook_id: string;
+  payload: string;
+}
+
 /** Inserts `count` pending rows per endpoint URL into the naive baseline's table. */
 export async function seedNaive(sql: Sql, count: number, targets: { url: string; secret: string }[]) {
   for (const target of targets) {

@@ -1,16 +1,9 @@
 import { createSigner } from "@postel/signing";
 import postgres from "postgres";
 import { Agent } from "undici";
-import {
-  childConfig,
-  cpuMs,
-  peakRss,
-  preciseNow,
-  report,
-  type WorkerCommand,
-  type WorkerConfig,
-  type WorkerReport,
-} from "./protocol.js";
+import type { NaiveOutboxRow } from "./database.js";
+import { childConfig, report, type WorkerConfig, type WorkerReport } from "./protocol.js";
+import { serveWorker } from "./worker-process.js";
 
 // The ceiling: the least an outbox worker can do. It claims batches of up to 64 rows in one
 // statement, signs each (Standard Webhooks), POSTs it with undici's request API, and marks the
@@ -24,30 +17,21 @@ const agent = new Agent({ connections: config.concurrency });
 const signers = new Map<string, ReturnType<typeof createSigner>>();
 const targets = new Map<string, { origin: string; path: string }>();
 
-interface OutboxRow {
-  id: string;
-  url: string;
-  secret: string;
-  webhook_id: string;
-  payload: string;
-}
-
 let running = false;
 let inFlight = 0;
-let delivered = 0;
 let done: string[] = [];
 let completing = false;
 let slotFreed: (() => void) | null = null;
 
-async function claim(limit: number): Promise<OutboxRow[]> {
-  return sql<OutboxRow[]>`
+async function claim(limit: number): Promise<NaiveOutboxRow[]> {
+  return sql<NaiveOutboxRow[]>`
     UPDATE naive.outbox SET status = 'leased'
     WHERE id IN (
       SELECT id FROM naive.outbox WHERE status = 'pending' ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
     RETURNING id, url, secret, webhook_id, payload`;
 }
 
-async function post(row: OutboxRow): Promise<void> {
+async function post(row: NaiveOutboxRow): Promise<void> {
   let signer = signers.get(row.secret);
   if (!signer) {
     signer = createSigner(row.secret);
@@ -78,8 +62,7 @@ function complete(): void {
     UPDATE naive.outbox SET status = 'delivered', attempts = attempts + 1
     WHERE id = ANY(${ids}::bigint[])`
     .then(() => {
-      delivered += ids.length;
-      checkDone();
+      counted(ids.length);
     })
     .finally(() => {
       completing = false;
@@ -115,38 +98,20 @@ async function loop(): Promise<void> {
   }
 }
 
-let startedAt = 0;
-let cpuAtStart = 0;
 let looping: Promise<void> = Promise.resolve();
-let finished = false;
-const watch = setInterval(() => {
-  report<WorkerReport>({ type: "progress", delivered });
-}, 1_000);
-watch.unref();
-function checkDone(): void {
-  if (finished || config.target === 0 || delivered < config.target) return;
-  finished = true;
-  const elapsedMs = preciseNow() - startedAt;
-  void peakRss().then((peakRssBytes) =>
-    report<WorkerReport>({ type: "done", delivered, elapsedMs, peakRssBytes, cpuMs: cpuMs() - cpuAtStart }),
-  );
-}
-
-process.on("message", async (command: WorkerCommand) => {
-  if (command.type === "go") {
-    startedAt = preciseNow();
-    cpuAtStart = cpuMs();
+const counted = serveWorker({
+  target: config.target,
+  start() {
     running = true;
     looping = loop();
-  } else {
+  },
+  async stop() {
     running = false;
     slotFreed?.();
     await looping;
     await agent.close();
     await sql.end({ timeout: 5 });
-    report<WorkerReport>({ type: "stopped", delivered, peakRssBytes: await peakRss() });
-    process.disconnect();
-  }
+  },
 });
 
 await sql`SELECT 1`;

@@ -1,15 +1,7 @@
 import { type Client, createClient, type Row } from "@libsql/client";
 import { createSigner } from "@postel/signing";
-import {
-  childConfig,
-  cpuMs,
-  peakRss,
-  preciseNow,
-  report,
-  type WorkerCommand,
-  type WorkerConfig,
-  type WorkerReport,
-} from "./protocol.js";
+import { childConfig, report, type WorkerConfig, type WorkerReport } from "./protocol.js";
+import { serveWorker } from "./worker-process.js";
 import { synchronousPragma } from "./sqlite-file.js";
 
 // The baseline on SQLite: the outbox loop people write by hand. Each loop claims one row
@@ -79,48 +71,28 @@ async function deliverOne(): Promise<boolean> {
   return true;
 }
 
-let delivered = 0;
 let running = false;
 
 async function loop(): Promise<void> {
   while (running) {
     if (await deliverOne()) {
-      delivered += 1;
-      checkDone();
+      counted(1);
     } else await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
-let startedAt = 0;
-let cpuAtStart = 0;
 let loops: Promise<void>[] = [];
-let finished = false;
-const watch = setInterval(() => {
-  report<WorkerReport>({ type: "progress", delivered });
-}, 1_000);
-watch.unref();
-function checkDone(): void {
-  if (finished || config.target === 0 || delivered < config.target) return;
-  finished = true;
-  const elapsedMs = preciseNow() - startedAt;
-  void peakRss().then((peakRssBytes) =>
-    report<WorkerReport>({ type: "done", delivered, elapsedMs, peakRssBytes, cpuMs: cpuMs() - cpuAtStart }),
-  );
-}
-
-process.on("message", async (command: WorkerCommand) => {
-  if (command.type === "go") {
-    startedAt = preciseNow();
-    cpuAtStart = cpuMs();
+const counted = serveWorker({
+  target: config.target,
+  start() {
     running = true;
     loops = Array.from({ length: config.concurrency }, () => loop());
-  } else {
+  },
+  async stop() {
     running = false;
     await Promise.all(loops);
     client.close();
-    report<WorkerReport>({ type: "stopped", delivered, peakRssBytes: await peakRss() });
-    process.disconnect();
-  }
+  },
 });
 
 // `synchronous` belongs to the connection: the same setting as the Postel run it is compared with.

@@ -1,15 +1,8 @@
 import { createSigner } from "@postel/signing";
 import postgres from "postgres";
-import {
-  childConfig,
-  cpuMs,
-  peakRss,
-  preciseNow,
-  report,
-  type WorkerCommand,
-  type WorkerConfig,
-  type WorkerReport,
-} from "./protocol.js";
+import type { NaiveOutboxRow } from "./database.js";
+import { childConfig, report, type WorkerConfig, type WorkerReport } from "./protocol.js";
+import { serveWorker } from "./worker-process.js";
 
 // The baseline: the outbox loop people write by hand. Each loop claims one row with
 // `FOR UPDATE SKIP LOCKED LIMIT 1`, signs it with @postel/signing, POSTs it with fetch and marks it
@@ -18,20 +11,11 @@ const config = childConfig<WorkerConfig>();
 const sql = postgres(config.url, { max: config.concurrency, onnotice: () => {} });
 const signers = new Map<string, ReturnType<typeof createSigner>>();
 
-interface OutboxRow {
-  id: string;
-  url: string;
-  secret: string;
-  webhook_id: string;
-  payload: string;
-}
-
-let delivered = 0;
 let running = false;
 
 async function deliverOne(): Promise<boolean> {
   return sql.begin(async (tx) => {
-    const [row] = await tx<OutboxRow[]>`
+    const [row] = await tx<NaiveOutboxRow[]>`
       SELECT id, url, secret, webhook_id, payload FROM naive.outbox
       WHERE status = 'pending' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`;
     if (!row) return false;
@@ -57,42 +41,23 @@ async function deliverOne(): Promise<boolean> {
 async function loop(): Promise<void> {
   while (running) {
     if (await deliverOne()) {
-      delivered += 1;
-      checkDone();
+      counted(1);
     } else await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
-let startedAt = 0;
-let cpuAtStart = 0;
 let loops: Promise<void>[] = [];
-let finished = false;
-const watch = setInterval(() => {
-  report<WorkerReport>({ type: "progress", delivered });
-}, 1_000);
-watch.unref();
-function checkDone(): void {
-  if (finished || config.target === 0 || delivered < config.target) return;
-  finished = true;
-  const elapsedMs = preciseNow() - startedAt;
-  void peakRss().then((peakRssBytes) =>
-    report<WorkerReport>({ type: "done", delivered, elapsedMs, peakRssBytes, cpuMs: cpuMs() - cpuAtStart }),
-  );
-}
-
-process.on("message", async (command: WorkerCommand) => {
-  if (command.type === "go") {
-    startedAt = preciseNow();
-    cpuAtStart = cpuMs();
+const counted = serveWorker({
+  target: config.target,
+  start() {
     running = true;
     loops = Array.from({ length: config.concurrency }, () => loop());
-  } else {
+  },
+  async stop() {
     running = false;
     await Promise.all(loops);
     await sql.end({ timeout: 5 });
-    report<WorkerReport>({ type: "stopped", delivered, peakRssBytes: await peakRss() });
-    process.disconnect();
-  }
+  },
 });
 
 await sql`SELECT 1`;

@@ -1,24 +1,16 @@
-import type { Sql } from "postgres";
-import { afterAll, beforeAll, beforeEach, expect, test } from "vitest";
-import { migrate, PostgresStorage } from "../src/index.js";
+import { beforeEach, expect, test } from "vitest";
+import { PostgresStorage } from "../src/index.js";
 import { claimDueStatement } from "../src/queries/claim.js";
-import { createTestDatabase, type TestDatabase, truncatePostel } from "./support/database.js";
+import { migratedDatabase, truncatePostel } from "./support/database.js";
 
 const NOW = Date.UTC(2026, 0, 1);
 
-let database: TestDatabase;
-let sql: Sql;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = database.connect();
-  await migrate(sql);
-});
-beforeEach(() => truncatePostel(sql));
-afterAll(() => database.drop());
+const db = migratedDatabase();
+beforeEach(() => truncatePostel(db.sql));
 
 // One message with `count` deliveries, the first `due` of them pending and due, the rest succeeded.
 async function seed(count: number, due: number): Promise<void> {
+  const { sql } = db;
   await sql`
     INSERT INTO postel.messages (id, type, payload, status, created_at, fanned_out_at)
     VALUES ('msg_1', 'order.created', '{}', 'pending', ${NOW}, ${NOW})`;
@@ -33,7 +25,7 @@ async function seed(count: number, due: number): Promise<void> {
 test("4 workers on separate pools claiming concurrently never get the same delivery twice", async () => {
   await seed(400, 400);
   const workers = Array.from({ length: 4 }, (_, i) => ({
-    storage: PostgresStorage({ sql: database.connect({ max: 2 }) }, { migrate: false }),
+    storage: PostgresStorage({ sql: db.database.connect({ max: 2 }) }, { migrate: false }),
     owner: `worker-${i}`,
   }));
   const claimAll = async ({ storage, owner }: (typeof workers)[number]) => {
@@ -55,6 +47,7 @@ test("4 workers on separate pools claiming concurrently never get the same deliv
 test("the claim walks the partial index deliveries_due_idx beside 100k terminal deliveries", async () => {
   await seed(100_010, 10);
   const lease = { owner: "w", now: NOW, until: NOW + 60_000, limit: 10 };
+  const { sql } = db;
   const plan = await sql`EXPLAIN ${claimDueStatement(sql, lease)}`;
   const text = plan.map((row) => row["QUERY PLAN"]).join("\n");
   expect(text).toContain("deliveries_due_idx");

@@ -1,26 +1,17 @@
 import { readFile } from "node:fs/promises";
 import type { Sql } from "postgres";
-import { afterAll, beforeAll, expect, test } from "vitest";
-import { migrate } from "../src/index.js";
+import { expect, test } from "vitest";
 import { claimDue } from "../src/queries/claim.js";
 import { claimFanout } from "../src/queries/fanout.js";
-import { createTestDatabase, type TestDatabase } from "./support/database.js";
+import { migratedDatabase } from "./support/database.js";
 
 const DAY = 24 * 3_600_000;
-let database: TestDatabase;
-let sql: Sql;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = database.connect();
-  await migrate(sql);
-});
-afterAll(() => database.drop());
+const db = migratedDatabase();
 
 const lease = { owner: "w", now: Date.now(), until: Date.now() + 60_000, limit: 10 };
 
 async function synchronousCommitAfter(claim: (tx: Sql) => Promise<unknown>): Promise<string> {
-  return sql.begin(async (tx) => {
+  return db.sql.begin(async (tx) => {
     await claim(tx as unknown as Sql);
     const [row] = await tx<{ synchronous_commit: string }[]>`SHOW synchronous_commit`;
     return row!.synchronous_commit;
@@ -33,13 +24,14 @@ test("claims commit with synchronous_commit off, for their own transaction only"
   expect(await synchronousCommitAfter((tx) => claimFanout(tx, lease))).toBe("off");
   expect(await synchronousCommitAfter((tx) => claimDue(tx, lease))).toBe("off");
   expect(await synchronousCommitAfter(async () => {})).toBe("on");
-  const [row] = await sql<{ synchronous_commit: string }[]>`SHOW synchronous_commit`;
+  const [row] = await db.sql<{ synchronous_commit: string }[]>`SHOW synchronous_commit`;
   expect(row!.synchronous_commit).toBe("on");
 });
 
 // deliveries.message_id has no foreign key (nothing cascades), so the README documents how to prune a
 // message with its deliveries and attempts. This runs the README's own statements.
 test("the README's pruning statements delete old finished messages with their deliveries and attempts, nothing else", async () => {
+  const { sql } = db;
   const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
   const prune = /To prune history[\s\S]*?```sql\n([\s\S]*?)```/.exec(readme)?.[1];
   expect(prune).toContain("DELETE FROM postel.deliveries");

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import postgres, { type Sql } from "postgres";
+import { afterAll, beforeAll } from "vitest";
+import { migrate } from "../../src/index.js";
 
 /** The server the tests use; override with POSTEL_TEST_POSTGRES_URL (any database on it works). */
 export const SERVER_URL =
@@ -42,4 +44,29 @@ export async function truncatePostel(sql: Sql): Promise<void> {
   await sql`
     TRUNCATE postel.messages, postel.deliveries, postel.attempts, postel.endpoints, postel.endpoint_secrets,
       postel.endpoint_health, postel.received RESTART IDENTITY`;
+}
+
+/**
+ * One database per test file, migrated once: registers `beforeAll`/`afterAll` and returns the
+ * database and a pool on it (read them inside tests, once `beforeAll` has run).
+ */
+export function migratedDatabase(): { readonly database: TestDatabase; readonly sql: Sql } {
+  let database: TestDatabase | undefined;
+  let sql: Sql | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    sql = database.connect();
+    await migrate(sql);
+  });
+  afterAll(() => database?.drop());
+  return {
+    get database() {
+      if (!database) throw new Error("migratedDatabase(): read it inside a test, after beforeAll");
+      return database;
+    },
+    get sql() {
+      if (!sql) throw new Error("migratedDatabase(): read it inside a test, after beforeAll");
+      return sql;
+    },
+  };
 }
