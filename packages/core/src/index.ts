@@ -68,7 +68,7 @@ export type {
   NewMessage,
   RetryPolicySpec,
 } from "./storage/records.js";
-export { HEALTH_BUCKET_MS } from "./storage/storage.js";
+export { firstDirectOutcomes, HEALTH_BUCKET_MS } from "./storage/storage.js";
 export type {
   AuditStore,
   DeliveryOutcome,

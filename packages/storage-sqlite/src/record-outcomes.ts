@@ -2,6 +2,7 @@ import {
   type AttemptRecord,
   type DeliveryOutcome,
   type DeliveryTransition,
+  firstDirectOutcomes,
   HEALTH_BUCKET_MS,
   type MessageStatus,
   type NewDelivery,
@@ -65,9 +66,10 @@ const INSERTED_BY_PREVIOUS =
  */
 export async function recordOutcomes(
   db: Db,
-  outcomes: DeliveryOutcome[],
+  all: DeliveryOutcome[],
   now: number,
 ): Promise<RecordOutcomesResult> {
+  const outcomes = firstDirectOutcomes(all);
   const direct = outcomes.filter((o): o is DirectOutcome => o.newDelivery !== undefined);
   const ordinary = outcomes.filter((o) => o.newDelivery === undefined);
   const attempts = outcomes.flatMap(attemptRow);
@@ -89,7 +91,7 @@ export async function recordOutcomes(
   const recorded = new Set<string>(idsRow ? (JSON.parse(str(idsRow, "ids")) as string[]) : []);
   for (const row of results[ordinaryIds]?.rows ?? []) recorded.add(str(row, "id"));
   const result: RecordOutcomesResult = { recorded: [], leaseLost: [] };
-  for (const { deliveryId } of outcomes) {
+  for (const { deliveryId } of all) {
     (recorded.has(deliveryId) ? result.recorded : result.leaseLost).push(deliveryId);
   }
   return result;

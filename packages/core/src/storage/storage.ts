@@ -68,6 +68,22 @@ export interface DeliveryOutcome {
   newDelivery?: NewDelivery;
 }
 
+/**
+ * For `Storage` implementations: the outcomes `recordOutcomes` may apply, in order. A direct outcome
+ * for a message an earlier one in the batch already fans out is dropped: its fence (the message's
+ * un-fanned lease) no longer holds, so it is lease lost.
+ */
+export function firstDirectOutcomes(outcomes: DeliveryOutcome[]): DeliveryOutcome[] {
+  const fanned = new Set<string>();
+  return outcomes.filter((outcome) => {
+    const messageId = outcome.newDelivery?.messageId;
+    if (messageId === undefined) return true;
+    if (fanned.has(messageId)) return false;
+    fanned.add(messageId);
+    return true;
+  });
+}
+
 /** Result of `recordOutcomes`: ids whose lease was still held (written) and those refused. */
 export interface RecordOutcomesResult {
   recorded: string[];
@@ -176,6 +192,8 @@ export interface DeliveryQueue {
    * `newDelivery` inserts its delivery instead, fenced by its message's fan-out lease. Then every
    * message whose deliveries are now all terminal gets its final status: `dead-lettered` if any
    * delivery is dead-lettered, else `expired` if any expired, else `dispatched`; `finishedAt = now`.
+   * Outcomes apply in order: a second direct outcome for a message the first already fanned out is
+   * lease lost.
    */
   recordOutcomes(outcomes: DeliveryOutcome[], now: number): Promise<RecordOutcomesResult>;
   /** Move an endpoint's `held` deliveries back to `pending`, due `now`. Returns how many. */

@@ -1,6 +1,7 @@
 import {
   type DeliveryOutcome,
   type DeliveryTransition,
+  firstDirectOutcomes,
   HEALTH_BUCKET_MS,
   type RecordOutcomesResult,
 } from "@postel/core";
@@ -60,12 +61,13 @@ function toInput(outcome: DeliveryOutcome) {
  */
 export async function recordOutcomes(
   sql: Sql,
-  outcomes: DeliveryOutcome[],
+  all: DeliveryOutcome[],
   now: number,
 ): Promise<RecordOutcomesResult> {
-  if (outcomes.length === 0) return { recorded: [], leaseLost: [] };
+  if (all.length === 0) return { recorded: [], leaseLost: [] };
+  const outcomes = firstDirectOutcomes(all);
   const input = asJson(outcomes.map(toInput));
-  const ids = outcomes.map((outcome) => outcome.deliveryId);
+  const ids = all.map((outcome) => outcome.deliveryId);
   const existing = outcomes.filter((outcome) => !outcome.newDelivery).map((outcome) => outcome.deliveryId);
   const results = await pipelinedTransaction(sql, (tx) => [
     ...(existing.length > 0
@@ -142,6 +144,8 @@ export async function recordOutcomes(
   ]);
   const rows = results.at(-1);
   const lost = new Set((rows ?? []).map((row) => row["id"] as string));
+  const applied = new Set(outcomes);
+  for (const outcome of all) if (!applied.has(outcome)) lost.add(outcome.deliveryId);
   return {
     recorded: ids.filter((id) => !lost.has(id)),
     leaseLost: ids.filter((id) => lost.has(id)),

@@ -100,6 +100,22 @@ export function directTests(context: ConformanceContext): void {
       expect(await storage.claimDue(lease(T0 + 2 * LEASE_MS))).toEqual([]);
     });
 
+    test("outcomes apply in order: a second direct outcome for a message already fanned out in the same call is lease lost", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { message, token, fresh } = await claimedDirect(storage, endpoint!);
+      const twin: NewDelivery = { ...fresh, id: nextId("dlv") };
+      const first = directOutcome(fresh, token, { kind: "succeeded" }, T0 + 10);
+      const second = directOutcome(twin, token, { kind: "succeeded" }, T0 + 20);
+      expect(await storage.recordOutcomes([first, second], T0 + 50)).toEqual({
+        recorded: [fresh.id],
+        leaseLost: [twin.id],
+      });
+      expect((await storage.listDeliveries(message.id)).map((d) => d.id)).toEqual([fresh.id]);
+      expect(await storage.listAttempts(message.id)).toEqual([first.attempt]);
+      expect(await storage.endpointHealth(endpoint!.id, 0)).toEqual({ attempts: 1, failures: 0 });
+    });
+
     test("a direct retry inserts the delivery pending with its retries, due at nextAttemptAt; the message stays pending", async () => {
       const storage = context.storage();
       const [endpoint] = await createEndpoints(storage, 1);
