@@ -1,7 +1,7 @@
 import { type Client, createClient, type Row } from "@libsql/client";
 import { createSigner } from "@postel/signing";
 import { childConfig, report, type WorkerConfig, type WorkerReport } from "./protocol.js";
-import { serveWorker } from "./worker-process.js";
+import { serveLoops } from "./worker-process.js";
 import { synchronousPragma } from "./sqlite-file.js";
 
 // The baseline on SQLite: the outbox loop people write by hand. Each loop claims one row
@@ -71,29 +71,7 @@ async function deliverOne(): Promise<boolean> {
   return true;
 }
 
-let running = false;
-
-async function loop(): Promise<void> {
-  while (running) {
-    if (await deliverOne()) {
-      counted(1);
-    } else await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-let loops: Promise<void>[] = [];
-const counted = serveWorker({
-  target: config.target,
-  start() {
-    running = true;
-    loops = Array.from({ length: config.concurrency }, () => loop());
-  },
-  async stop() {
-    running = false;
-    await Promise.all(loops);
-    client.close();
-  },
-});
+serveLoops(config, deliverOne, () => client.close());
 
 // `synchronous` belongs to the connection: the same setting as the Postel run it is compared with.
 await client.execute(synchronousPragma(config.synchronous ?? "full"));

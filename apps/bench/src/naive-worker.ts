@@ -2,7 +2,7 @@ import { createSigner } from "@postel/signing";
 import postgres from "postgres";
 import type { NaiveOutboxRow } from "./database.js";
 import { childConfig, report, type WorkerConfig, type WorkerReport } from "./protocol.js";
-import { serveWorker } from "./worker-process.js";
+import { serveLoops } from "./worker-process.js";
 
 // The baseline: the outbox loop people write by hand. Each loop claims one row with
 // `FOR UPDATE SKIP LOCKED LIMIT 1`, signs it with @postel/signing, POSTs it with fetch and marks it
@@ -10,8 +10,6 @@ import { serveWorker } from "./worker-process.js";
 const config = childConfig<WorkerConfig>();
 const sql = postgres(config.url, { max: config.concurrency, onnotice: () => {} });
 const signers = new Map<string, ReturnType<typeof createSigner>>();
-
-let running = false;
 
 async function deliverOne(): Promise<boolean> {
   return sql.begin(async (tx) => {
@@ -38,27 +36,7 @@ async function deliverOne(): Promise<boolean> {
   });
 }
 
-async function loop(): Promise<void> {
-  while (running) {
-    if (await deliverOne()) {
-      counted(1);
-    } else await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-let loops: Promise<void>[] = [];
-const counted = serveWorker({
-  target: config.target,
-  start() {
-    running = true;
-    loops = Array.from({ length: config.concurrency }, () => loop());
-  },
-  async stop() {
-    running = false;
-    await Promise.all(loops);
-    await sql.end({ timeout: 5 });
-  },
-});
+serveLoops(config, deliverOne, () => sql.end({ timeout: 5 }));
 
 await sql`SELECT 1`;
 report<WorkerReport>({ type: "ready" });

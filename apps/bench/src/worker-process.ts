@@ -47,3 +47,34 @@ export function serveWorker(loop: WorkerLoop): (count: number) => void {
     );
   };
 }
+
+/**
+ * The naive baselines' shape: `concurrency` loops side by side, each calling `deliverOne` until it
+ * finds nothing (then it waits 100 ms). `close` runs once every loop has stopped.
+ */
+export function serveLoops(
+  config: { target: number; concurrency: number },
+  deliverOne: () => Promise<boolean>,
+  close: () => Promise<void> | void,
+): void {
+  let running = false;
+  let loops: Promise<void>[] = [];
+  const loop = async () => {
+    while (running) {
+      if (await deliverOne()) counted(1);
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  const counted = serveWorker({
+    target: config.target,
+    start() {
+      running = true;
+      loops = Array.from({ length: config.concurrency }, loop);
+    },
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      await close();
+    },
+  });
+}
