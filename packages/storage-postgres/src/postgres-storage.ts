@@ -60,6 +60,8 @@ export function PostgresStorage(
     });
     return ready;
   };
+  // Where this instance's next fan-out claim starts (see FanoutFloor).
+  const fanoutFloor = new fanout.FanoutFloor();
   const run = async <T>(query: () => Promise<T>): Promise<T> => {
     await ensureReady();
     try {
@@ -85,7 +87,7 @@ export function PostgresStorage(
           throw duplicateIdError(error, message.id);
         }
       }),
-    claimFanout: (lease) => run(() => fanout.claimFanout(sql, timed(lease))),
+    claimFanout: (lease) => run(() => fanout.claimFanout(sql, timed(lease), fanoutFloor)),
     recordFanout: (results, now, lease) =>
       run(() =>
         fanout.recordFanout(sql, results, epochMs(now), lease && { ...lease, until: epochMs(lease.until) }),
