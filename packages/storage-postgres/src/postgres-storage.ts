@@ -13,6 +13,7 @@ import * as endpointState from "./queries/endpoint-state.js";
 import * as endpoints from "./queries/endpoints.js";
 import { WAKE_CHANNEL, enqueue } from "./queries/enqueue.js";
 import { createEnqueueBatcher } from "./queries/enqueue-batch.js";
+import { ClaimFloor } from "./internal/claim-floor.js";
 import * as fanout from "./queries/fanout.js";
 import { recordOutcomes } from "./queries/record-outcomes.js";
 import * as replay from "./queries/replay.js";
@@ -60,8 +61,9 @@ export function PostgresStorage(
     });
     return ready;
   };
-  // Where this instance's next fan-out claim starts (see FanoutFloor).
-  const fanoutFloor = new fanout.FanoutFloor();
+  // Where this instance's next claims start scanning (see ClaimFloor).
+  const fanoutFloor = new ClaimFloor();
+  const dueFloor = new ClaimFloor();
   const run = async <T>(query: () => Promise<T>): Promise<T> => {
     await ensureReady();
     try {
@@ -95,7 +97,7 @@ export function PostgresStorage(
 
     renewFanoutLeases: (leases, until) => run(() => fanout.renewFanoutLeases(sql, leases, epochMs(until))),
 
-    claimDue: (lease) => run(() => claim.claimDue(sql, timed(lease))),
+    claimDue: (lease) => run(() => claim.claimDue(sql, timed(lease), dueFloor)),
     renewLeases: (leases, until) => run(() => claim.renewLeases(sql, leases, epochMs(until))),
     recordOutcomes: (outcomes, now) => run(() => recordOutcomes(sql, outcomes, epochMs(now))),
     releaseHeld: (endpointId, now) => run(() => claim.releaseHeld(sql, endpointId, epochMs(now))),

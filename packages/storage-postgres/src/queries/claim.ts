@@ -1,5 +1,6 @@
 import type { ClaimedDelivery, LeaseRequest } from "@postel/core";
 import type { PendingQuery, Sql } from "postgres";
+import { type ClaimFloor, type FloorKey, INDEX_START } from "../internal/claim-floor.js";
 import {
   DELIVERY_COLUMNS,
   PREFIXED_MESSAGE_COLUMNS,
@@ -26,20 +27,30 @@ export function toClaimedDelivery(row: RawRow): ClaimedDelivery {
 /**
  * One statement: pick due pending deliveries through the partial index `deliveries_due_idx`, skip rows
  * other workers are locking, lease them (fresh token, owner, `next_attempt_at = until`) and return
- * them joined with their messages, earliest due first. It commits without waiting for the WAL flush
- * (see {@link LEASE_ONLY}).
+ * them joined with their messages, earliest due first, from this instance's {@link ClaimFloor} on. It
+ * commits without waiting for the WAL flush (see {@link LEASE_ONLY}).
  */
-export async function claimDue(sql: Sql, lease: LeaseRequest): Promise<ClaimedDelivery[]> {
-  const rows = await claimDueStatement(sql, lease);
+export async function claimDue(sql: Sql, lease: LeaseRequest, floor: ClaimFloor): Promise<ClaimedDelivery[]> {
+  const rows = await claimDueStatement(sql, lease, floor.from(lease.now));
+  floor.after(
+    lease.now,
+    rows.map((row) => ({ at: Number(row["due_at"]), id: row["id"] as string })),
+    lease.limit,
+  );
   return rows.map(toClaimedDelivery);
 }
 
-/** The claim statement itself (tests EXPLAIN it to pin the partial index). */
-export function claimDueStatement(sql: Sql, lease: LeaseRequest): PendingQuery<RawRow[]> {
+/** The claim statement itself, scanning from `from` (tests EXPLAIN it to pin the partial index). */
+export function claimDueStatement(
+  sql: Sql,
+  lease: LeaseRequest,
+  from: FloorKey = INDEX_START,
+): PendingQuery<RawRow[]> {
   return sql<RawRow[]>`
     WITH due AS (
       SELECT id, next_attempt_at AS due_at FROM postel.deliveries
-      WHERE status = 'pending' AND next_attempt_at <= ${lease.now}::bigint AND ${sql.unsafe(LEASE_ONLY)}
+      WHERE status = 'pending' AND next_attempt_at <= ${lease.now}::bigint
+        AND (next_attempt_at, id) >= (${from.at}::bigint, ${from.id}::text) AND ${sql.unsafe(LEASE_ONLY)}
       ORDER BY next_attempt_at, id
       LIMIT ${lease.limit}
       FOR UPDATE SKIP LOCKED
@@ -52,7 +63,7 @@ export function claimDueStatement(sql: Sql, lease: LeaseRequest): PendingQuery<R
       FROM due WHERE d.id = due.id
       RETURNING d.*, due.due_at
     )
-    SELECT ${sql.unsafe(DELIVERY_COLUMNS)}, ${sql.unsafe(PREFIXED_MESSAGE_COLUMNS)}
+    SELECT ${sql.unsafe(DELIVERY_COLUMNS)}, ${sql.unsafe(PREFIXED_MESSAGE_COLUMNS)}, d.due_at
     FROM d JOIN postel.messages m ON m.id = d.message_id
     ORDER BY d.due_at, d.id`;
 }

@@ -10,75 +10,36 @@ import {
   prefixedMessageColumnsOf,
   toMessage,
 } from "../internal/rows.js";
+import type { ClaimFloor, FloorKey } from "../internal/claim-floor.js";
 import { LEASE_ONLY, toClaimedDelivery } from "./claim.js";
-
-/** How long a claim floor stands before claims scan from the oldest message again (clock ms). */
-export const FLOOR_MS = 1_000;
-
-/**
- * Where this instance's next fan-out claim starts scanning `messages_fanout_due_idx`.
- *
- * Claims take the oldest messages first, and each fanned-out message leaves dead entries at the front
- * of that index until VACUUM removes them. Every claim would walk all of them: during a backlog drain
- * the claim grows from about 1 ms to several (4.6 ms after 150,000 messages), getting slower the more
- * it has drained. So after a full batch, the next claim starts where this one stopped: everything
- * before it was dead, fanned out, leased, or locked by another claim. A partial batch (the backlog is
- * drained) or a floor older than `FLOOR_MS` sends the next claim back to the oldest message, so an
- * expired lease, a claim rolled back, or a message whose transaction committed late and older than the
- * floor waits at most that long.
- */
-export class FanoutFloor {
-  #floor: { createdAt: number; id: string; setAt: number } | null = null;
-
-  /** The (created_at, id) to scan from at `now`: the floor, or the very start. */
-  from(now: number): { createdAt: number; id: string } {
-    const floor = this.#floor;
-    if (floor === null || now - floor.setAt >= FLOOR_MS || now < floor.setAt)
-      return { createdAt: -1, id: "" };
-    return { createdAt: floor.createdAt, id: floor.id };
-  }
-
-  /** Moves the floor after a claim at `now` that returned `claimed` of `limit`, in index order. */
-  after(now: number, claimed: { createdAt: number; id: string }[], limit: number): void {
-    const last = claimed.at(-1);
-    if (last === undefined || claimed.length < limit) this.#floor = null;
-    else if (this.#floor === null || now - this.#floor.setAt >= FLOOR_MS || now < this.#floor.setAt) {
-      this.#floor = { createdAt: last.createdAt, id: last.id, setAt: now };
-    } else this.#floor = { createdAt: last.createdAt, id: last.id, setAt: this.#floor.setAt };
-  }
-}
 
 /**
  * One statement: lease the oldest messages not fanned out yet (through the partial index
- * `messages_fanout_due_idx`, from `floor` on) whose fan-out lease is free or expired, skipping rows
+ * `messages_fanout_due_idx`, from this instance's {@link ClaimFloor} on) whose fan-out lease is free or expired, skipping rows
  * other workers lock. It commits without waiting for the WAL flush (see {@link LEASE_ONLY}).
  */
 export async function claimFanout(
   sql: Sql,
   lease: LeaseRequest,
-  floor: FanoutFloor,
+  floor: ClaimFloor,
 ): Promise<ClaimedMessage[]> {
   const rows = await claimFanoutStatement(sql, lease, floor.from(lease.now));
   const claimed = rows.map((row) => ({ message: toMessage(row), token: row["lease_token"] as string }));
   floor.after(
     lease.now,
-    claimed.map(({ message }) => message),
+    claimed.map(({ message }) => ({ at: message.createdAt, id: message.id })),
     lease.limit,
   );
   return claimed;
 }
 
 /** The claim statement itself, scanning from `from` (tests EXPLAIN it). */
-export function claimFanoutStatement(
-  sql: Sql,
-  lease: LeaseRequest,
-  from: { createdAt: number; id: string },
-): PendingQuery<RawRow[]> {
+export function claimFanoutStatement(sql: Sql, lease: LeaseRequest, from: FloorKey): PendingQuery<RawRow[]> {
   return sql<RawRow[]>`
     WITH due AS (
       SELECT id FROM postel.messages
       WHERE fanned_out_at IS NULL AND status = 'pending'
-        AND (created_at, id) >= (${from.createdAt}::bigint, ${from.id}::text)
+        AND (created_at, id) >= (${from.at}::bigint, ${from.id}::text)
         AND (lease_until IS NULL OR lease_until <= ${lease.now}::bigint)
         AND ${sql.unsafe(LEASE_ONLY)}
       ORDER BY created_at, id
