@@ -18,20 +18,13 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
-class Rollback extends Error {
-  constructor(readonly plan: PlanNode) {
-    super("rollback");
-  }
-}
-
-function findNode(node: PlanNode, match: (node: PlanNode) => boolean): PlanNode {
+function findNode(node: PlanNode, match: (node: PlanNode) => boolean): PlanNode | undefined {
   if (match(node)) return node;
   for (const child of node.Plans ?? []) {
-    try {
-      return findNode(child, match);
-    } catch {}
+    const found = findNode(child, match);
+    if (found) return found;
   }
-  throw new Error("no such plan node");
+  return undefined;
 }
 
 describe("ClaimFloor", () => {
@@ -71,17 +64,17 @@ describe("claims from the floor", () => {
 
   // Pages the claim's index scan reads (EXPLAIN ANALYZE runs the claim: it is rolled back).
   async function indexBlocks(statement: PendingQuery<Row[]>, index: string): Promise<number> {
-    const plan = await db.sql
-      .begin(async (tx) => {
-        const [row] = await tx`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${statement}`;
-        throw new Rollback(row!["QUERY PLAN"][0].Plan as PlanNode);
-      })
-      .catch((error: unknown) => {
-        if (error instanceof Rollback) return error.plan;
-        throw error;
-      });
-    const scan = findNode(plan, (node) => node["Index Name"] === index);
-    return scan["Shared Hit Blocks"] + scan["Shared Read Blocks"];
+    const connection = await db.sql.reserve();
+    try {
+      await connection`BEGIN`;
+      const [row] = await connection`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${statement}`;
+      await connection`ROLLBACK`;
+      const scan = findNode(row!["QUERY PLAN"][0].Plan as PlanNode, (node) => node["Index Name"] === index);
+      if (!scan) throw new Error(`the claim's plan does not scan ${index}`);
+      return scan["Shared Hit Blocks"] + scan["Shared Read Blocks"];
+    } finally {
+      connection.release();
+    }
   }
 
   // Rows done leave dead entries at the front of the claim index until VACUUM. Scanning from the floor

@@ -1,7 +1,13 @@
 import type { ClaimedDelivery, DeliveryOutcome, LeaseRequest, RecordOutcomesResult } from "@postel/core";
 import type { Db } from "./internal/database.js";
-import { leaseArgs, leaseTokenSql, newLeaseNonce, selectLeased, toClaimed } from "./internal/lease-tokens.js";
-import { str } from "./internal/rows.js";
+import {
+  leaseArgs,
+  leaseTokenSql,
+  newLeaseNonce,
+  renewHeld,
+  selectLeased,
+  toClaimed,
+} from "./internal/lease-tokens.js";
 import { heldFence, jsonArg, jsonRows } from "./internal/sql-fragments.js";
 import { recordOutcomes } from "./record-outcomes.js";
 
@@ -34,17 +40,18 @@ export function deliveryQueue(db: Db) {
       until: number,
     ): Promise<string[]> {
       if (leases.length === 0) return [];
-      const [renewed] = await db.write([
-        {
-          sql: `WITH l AS (${jsonRows("leases", LEASE_KEYS)})
-            UPDATE postel_deliveries SET next_attempt_at = :until FROM l
-            WHERE ${heldFence("postel_deliveries", "l.deliveryId", "l.leaseToken")}
-            RETURNING postel_deliveries.id`,
-          args: { leases: jsonArg(leases, LEASE_KEYS), until },
-        },
-      ]);
-      const kept = new Set(renewed?.rows.map((row) => str(row, "id")));
-      return leases.map((l) => l.deliveryId).filter((id) => !kept.has(id));
+      const renewal = {
+        sql: `WITH l AS (${jsonRows("leases", LEASE_KEYS)})
+          UPDATE postel_deliveries SET next_attempt_at = :until FROM l
+          WHERE ${heldFence("postel_deliveries", "l.deliveryId", "l.leaseToken")}
+          RETURNING postel_deliveries.id`,
+        args: { leases: jsonArg(leases, LEASE_KEYS), until },
+      };
+      return renewHeld(
+        db,
+        renewal,
+        leases.map((l) => l.deliveryId),
+      );
     },
 
     recordOutcomes: (outcomes: DeliveryOutcome[], now: number): Promise<RecordOutcomesResult> =>

@@ -1,6 +1,13 @@
 import type { ClaimedDelivery, ClaimedMessage, FanoutResult, LeaseRequest, NewMessage } from "@postel/core";
 import type { Db } from "./internal/database.js";
-import { leaseArgs, leaseTokenSql, newLeaseNonce, selectLeased, toClaimed } from "./internal/lease-tokens.js";
+import {
+  leaseArgs,
+  leaseTokenSql,
+  newLeaseNonce,
+  renewHeld,
+  selectLeased,
+  toClaimed,
+} from "./internal/lease-tokens.js";
 import { CLAIMED_MESSAGE_JSON, compareIds, str, toClaimedMessage } from "./internal/rows.js";
 import { jsonArg, jsonRows, unfannedFence } from "./internal/sql-fragments.js";
 import { enqueueMessage, type SqliteTransaction } from "./transaction.js";
@@ -98,17 +105,18 @@ export function outbox(db: Db) {
       until: number,
     ): Promise<string[]> {
       if (leases.length === 0) return [];
-      const [renewed] = await db.write([
-        {
-          sql: `WITH l AS (${jsonRows("leases", FANOUT_LEASE_KEYS)})
-            UPDATE postel_messages SET lease_until = :until FROM l
-            WHERE ${unfannedFence("postel_messages", "l.messageId", "l.token")}
-            RETURNING postel_messages.id`,
-          args: { leases: jsonArg(leases, FANOUT_LEASE_KEYS), until },
-        },
-      ]);
-      const kept = new Set(renewed?.rows.map((row) => str(row, "id")));
-      return leases.map((l) => l.messageId).filter((id) => !kept.has(id));
+      const renewal = {
+        sql: `WITH l AS (${jsonRows("leases", FANOUT_LEASE_KEYS)})
+          UPDATE postel_messages SET lease_until = :until FROM l
+          WHERE ${unfannedFence("postel_messages", "l.messageId", "l.token")}
+          RETURNING postel_messages.id`,
+        args: { leases: jsonArg(leases, FANOUT_LEASE_KEYS), until },
+      };
+      return renewHeld(
+        db,
+        renewal,
+        leases.map((l) => l.messageId),
+      );
     },
   };
 }

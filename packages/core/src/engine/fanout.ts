@@ -2,7 +2,7 @@ import type { Clock } from "../clock.js";
 import type { OutboundConfig } from "../config.js";
 import { type EventFilter, matchesEventFilter } from "../event-filter.js";
 import type { IdGenerator } from "../ids.js";
-import type { ClaimedDelivery, DeliveryRecord, MessageRecord, NewDelivery } from "../storage/records.js";
+import { type ClaimedDelivery, type MessageRecord, pendingDelivery } from "../storage/records.js";
 import type { FanoutResult } from "../storage/storage.js";
 import { toOutboundEvent } from "./deliver.js";
 import type { CompiledEndpoint, EndpointCache } from "./endpoint-cache.js";
@@ -54,7 +54,8 @@ export async function fanOut(
     const [only] = deliveries;
     if (only !== undefined && deliveries.length === 1) {
       direct.push({
-        delivery: unsaved(only, token, workers.id, until),
+        // As its row will read once inserted, leased under its message's fan-out token.
+        delivery: pendingDelivery(only, now, until, { token, owner: workers.id }),
         message,
         leaseToken: token,
         direct: true,
@@ -68,25 +69,6 @@ export async function fanOut(
     until: at + workers.leaseDurationMs,
   });
   return { messages: claimed.length, deliveries: [...direct, ...recorded] };
-}
-
-/** A direct delivery as its row will read once inserted, leased under its message's fan-out token. */
-function unsaved(delivery: NewDelivery, token: string, owner: string, until: number): DeliveryRecord {
-  return {
-    id: delivery.id,
-    messageId: delivery.messageId,
-    endpointId: delivery.endpointId,
-    webhookId: delivery.webhookId,
-    createdAt: delivery.createdAt,
-    status: "pending",
-    retriesUsed: 0,
-    attemptsMade: 0,
-    nextAttemptAt: until,
-    leaseToken: token,
-    leaseOwner: owner,
-    lastError: null,
-    updatedAt: delivery.createdAt,
-  };
 }
 
 /**

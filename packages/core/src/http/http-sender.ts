@@ -87,7 +87,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
 
 function requestHeaders(headers: Record<string, string>, userAgent: string): Record<string, string> {
   const merged: Record<string, string> = { "user-agent": userAgent, "content-type": "application/json" };
-  for (const name in headers) merged[lowerCase(name)] = headers[name]!;
+  for (const name in headers) merged[name.toLowerCase()] = headers[name]!;
   return merged;
 }
 
@@ -96,15 +96,9 @@ function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   for (const name in headers) {
     const value = headers[name];
     const first = Array.isArray(value) ? value[0] : value;
-    if (first !== undefined) flat[lowerCase(name)] = first;
+    if (first !== undefined) flat[name.toLowerCase()] = first;
   }
   return flat;
-}
-
-// Header names are usually lower-case already (undici's, Postel's own): skip the copy then.
-const UPPER = /[A-Z]/;
-function lowerCase(name: string): string {
-  return UPPER.test(name) ? name.toLowerCase() : name;
 }
 
 /** Origin and path of each webhook URL, parsed once (endpoints are few; requests are many). */

@@ -85,6 +85,33 @@ export interface DeliveryRecord extends NewDelivery {
   updatedAt: number;
 }
 
+/**
+ * A new delivery's row: `pending`, nothing attempted, due at `dueAt`, leased when `lease` is given.
+ * (InMemoryStorage inserts these; workers hold a direct delivery as one before its row exists.)
+ */
+export function pendingDelivery(
+  fresh: NewDelivery,
+  now: number,
+  dueAt: number,
+  lease: { token: string; owner: string } | null = null,
+): DeliveryRecord {
+  return {
+    id: fresh.id,
+    messageId: fresh.messageId,
+    endpointId: fresh.endpointId,
+    webhookId: fresh.webhookId,
+    createdAt: fresh.createdAt,
+    status: "pending",
+    retriesUsed: 0,
+    attemptsMade: 0,
+    nextAttemptAt: dueAt,
+    leaseToken: lease?.token ?? null,
+    leaseOwner: lease?.owner ?? null,
+    lastError: null,
+    updatedAt: now,
+  };
+}
+
 /** A delivery leased to a worker together with its message (one round trip). */
 export interface ClaimedDelivery {
   delivery: DeliveryRecord;

@@ -15,8 +15,9 @@ import { LEASE_ONLY, toClaimedDelivery } from "./claim.js";
 
 /**
  * One statement: lease the oldest messages not fanned out yet (through the partial index
- * `messages_fanout_due_idx`, from this instance's {@link ClaimFloor} on) whose fan-out lease is free or expired, skipping rows
- * other workers lock. It commits without waiting for the WAL flush (see {@link LEASE_ONLY}).
+ * `messages_fanout_due_idx`, from this instance's {@link ClaimFloor} on) whose fan-out lease is free or
+ * expired, skipping rows other workers lock. It commits without waiting for the WAL flush (see
+ * {@link LEASE_ONLY}).
  */
 export async function claimFanout(
   sql: Sql,

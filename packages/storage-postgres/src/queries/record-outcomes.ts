@@ -144,8 +144,11 @@ export async function recordOutcomes(
   ]);
   const rows = results.at(-1);
   const lost = new Set((rows ?? []).map((row) => row["id"] as string));
-  const applied = new Set(outcomes);
-  for (const outcome of all) if (!applied.has(outcome)) lost.add(outcome.deliveryId);
+  if (outcomes.length < all.length) {
+    // Direct outcomes firstDirectOutcomes dropped (a second one for the same message) are lease lost.
+    const applied = new Set(outcomes);
+    for (const outcome of all) if (!applied.has(outcome)) lost.add(outcome.deliveryId);
+  }
   return {
     recorded: ids.filter((id) => !lost.has(id)),
     leaseLost: ids.filter((id) => lost.has(id)),

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Row } from "@libsql/client";
 import type { ClaimedDelivery, LeaseRequest } from "@postel/core";
-import type { Statement } from "./database.js";
-import { JOINED_MESSAGE_COLUMNS, toDelivery, toMessage } from "./rows.js";
+import type { Db, Statement } from "./database.js";
+import { JOINED_MESSAGE_COLUMNS, str, toDelivery, toMessage } from "./rows.js";
 
 /**
  * Every row leased by one claim gets the token `<nonce>:<rank>:<id>`: fresh per claim, unique per row
@@ -43,4 +43,14 @@ export function toClaimed(row: Row): ClaimedDelivery {
 /** The named arguments every claim statement binds (`:owner`, `:until`, `:now`, `:limit`). */
 export function leaseArgs(lease: LeaseRequest): { owner: string; until: number; now: number; limit: number } {
   return { owner: lease.owner, until: lease.until, now: lease.now, limit: Math.max(0, lease.limit) };
+}
+
+/**
+ * Runs a lease renewal (an UPDATE that extends the leases still held, `RETURNING` their ids) and
+ * returns those of `ids` it did not renew: their lease was lost.
+ */
+export async function renewHeld(db: Db, renewal: Statement, ids: string[]): Promise<string[]> {
+  const [renewed] = await db.write([renewal]);
+  const kept = new Set(renewed?.rows.map((row) => str(row, "id")));
+  return ids.filter((id) => !kept.has(id));
 }

@@ -6,9 +6,10 @@ import type {
   HealthStats,
   MessageRecord,
   MessageStatus,
-  NewDelivery,
 } from "../records.js";
 import { TERMINAL_DELIVERY_STATUSES } from "../records.js";
+
+export { pendingDelivery } from "../records.js";
 
 /** A message plus its fan-out lease, which is storage-internal (not part of `MessageRecord`). */
 export interface MessageRow {
@@ -28,26 +29,6 @@ const TERMINAL = new Set<DeliveryStatus>(TERMINAL_DELIVERY_STATUSES);
 /** True when nothing more happens to a delivery in this status unless it is replayed. */
 export function isTerminal(status: DeliveryStatus): boolean {
   return TERMINAL.has(status);
-}
-
-/** A new delivery's row: `pending`, nothing attempted, due at `dueAt`, leased when `lease` is given. */
-export function pendingDelivery(
-  fresh: NewDelivery,
-  now: number,
-  dueAt: number,
-  lease: { token: string; owner: string } | null = null,
-): DeliveryRecord {
-  return {
-    ...copy(fresh),
-    status: "pending",
-    retriesUsed: 0,
-    attemptsMade: 0,
-    nextAttemptAt: dueAt,
-    leaseToken: lease?.token ?? null,
-    leaseOwner: lease?.owner ?? null,
-    lastError: null,
-    updatedAt: now,
-  };
 }
 
 /** Code-unit order of ids (like `COLLATE "C"` in SQL); core's ids sort by creation time. */
