@@ -134,7 +134,11 @@ export function epochMs(value: number): number {
   return Math.round(value);
 }
 
-/** JSON text for a `$n::text::jsonb` parameter (the cast through text keeps any client config out of it). */
+/**
+ * JSON text for a `$n::text::json` batch parameter (the cast through text keeps any client config out
+ * of it). Batch inputs are read once by `json_to_recordset`, so they stay `json`: `jsonb` would build
+ * and key-sort a tree first, which took twice as long and a fifth of the outcome statement.
+ */
 export function asJson(value: unknown): string {
   return JSON.stringify(value);
 }

@@ -77,7 +77,7 @@ export async function renewLeases(
   if (leases.length === 0) return [];
   const rows = await sql<{ id: string }[]>`
     WITH input AS (
-      SELECT * FROM jsonb_to_recordset(${asJson(leases)}::text::jsonb) AS i("deliveryId" text, "leaseToken" text)
+      SELECT * FROM json_to_recordset(${asJson(leases)}::text::json) AS i("deliveryId" text, "leaseToken" text)
     ), renewed AS (
       UPDATE postel.deliveries d SET next_attempt_at = ${until}::bigint
       FROM input i WHERE d.id = i."deliveryId" AND d.lease_token = i."leaseToken"

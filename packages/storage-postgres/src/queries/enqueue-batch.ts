@@ -73,7 +73,7 @@ async function insertRows(sql: Sql, messages: NewMessage[]): Promise<Set<string>
     WITH inserted AS (
       INSERT INTO postel.messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at)
       SELECT i.id, i.type, i.payload, i.tenant_id, i.idempotency_key, 'pending', i.created_at, i.expires_at
-      FROM jsonb_to_recordset(${asJson(input)}::text::jsonb) AS i(id text, type text, payload text,
+      FROM json_to_recordset(${asJson(input)}::text::json) AS i(id text, type text, payload text,
         tenant_id text, idempotency_key text, created_at bigint, expires_at bigint)
       RETURNING id
     ), woken AS (

@@ -78,14 +78,14 @@ export async function recordFanout(
   const leased = lease !== undefined;
   const rows = await sql<RawRow[]>`
     WITH input AS (
-      SELECT * FROM jsonb_to_recordset(${asJson(input)}::text::jsonb)
-        AS i(message_id text, token text, expired boolean, deliveries jsonb)
+      SELECT * FROM json_to_recordset(${asJson(input)}::text::json)
+        AS i(message_id text, token text, expired boolean, deliveries json)
     ), fenced AS (
       UPDATE postel.messages m SET
         fanned_out_at = ${now}::bigint, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
         status = CASE WHEN i.expired THEN 'expired'
-          WHEN jsonb_array_length(i.deliveries) = 0 THEN 'dispatched' ELSE m.status END,
-        finished_at = CASE WHEN i.expired OR jsonb_array_length(i.deliveries) = 0
+          WHEN json_array_length(i.deliveries) = 0 THEN 'dispatched' ELSE m.status END,
+        finished_at = CASE WHEN i.expired OR json_array_length(i.deliveries) = 0
           THEN ${now}::bigint ELSE m.finished_at END
       FROM input i
       WHERE m.id = i.message_id AND m.lease_token = i.token AND m.fanned_out_at IS NULL
@@ -98,7 +98,7 @@ export async function recordFanout(
         CASE WHEN ${leased}::boolean THEN gen_random_uuid()::text END,
         ${lease?.owner ?? null}::text, n."createdAt", ${now}::bigint
       FROM fenced f
-      CROSS JOIN LATERAL jsonb_to_recordset(f.deliveries) AS n(id text, "endpointId" text, "webhookId" text, "createdAt" bigint)
+      CROSS JOIN LATERAL json_to_recordset(f.deliveries) AS n(id text, "endpointId" text, "webhookId" text, "createdAt" bigint)
       WHERE NOT f.expired
       RETURNING d.*
     )
@@ -117,7 +117,7 @@ export async function renewFanoutLeases(
   if (leases.length === 0) return [];
   const rows = await sql<{ id: string }[]>`
     WITH input AS (
-      SELECT * FROM jsonb_to_recordset(${asJson(leases)}::text::jsonb) AS i("messageId" text, token text)
+      SELECT * FROM json_to_recordset(${asJson(leases)}::text::json) AS i("messageId" text, token text)
     ), renewed AS (
       UPDATE postel.messages m SET lease_until = ${until}::bigint
       FROM input i WHERE m.id = i."messageId" AND m.lease_token = i.token AND m.fanned_out_at IS NULL

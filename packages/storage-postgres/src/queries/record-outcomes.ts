@@ -22,7 +22,7 @@ const STATUS_OF: Record<DeliveryTransition["kind"], string> = {
 };
 
 // One flat JSON object per outcome, its attempt's columns inlined: the statement reads it with one
-// jsonb_to_recordset instead of a nested jsonb_to_record per attempt. Every object has the same keys
+// json_to_recordset instead of a nested json_to_record per attempt. Every object has the same keys
 // in the same order (null when absent), which keeps building and serialising them on V8's fast path.
 function toInput(outcome: DeliveryOutcome) {
   const { transition, attempt, newDelivery } = outcome;
@@ -71,11 +71,11 @@ export async function recordOutcomes(
   const existing = outcomes.filter((outcome) => !outcome.newDelivery).map((outcome) => outcome.deliveryId);
   const results = await pipelinedTransaction(sql, (tx) => [
     ...(existing.length > 0
-      ? [lockMessagesOf(tx, tx`d.id IN (SELECT jsonb_array_elements_text(${asJson(existing)}::text::jsonb))`)]
+      ? [lockMessagesOf(tx, tx`d.id IN (SELECT json_array_elements_text(${asJson(existing)}::text::json))`)]
       : []),
     tx`
       WITH input AS (
-        SELECT * FROM jsonb_to_recordset(${input}::text::jsonb) AS i(delivery_id text, lease_token text,
+        SELECT * FROM json_to_recordset(${input}::text::json) AS i(delivery_id text, lease_token text,
           status text, next_attempt_at bigint, retries_used int, set_error boolean, last_error text,
           message_id text, endpoint_id text, webhook_id text, created_at bigint, attempt_id text,
           attempt_number int, started_at bigint, latency_ms int, outcome text, status_code int, error_code text,

@@ -14,7 +14,7 @@ export async function findReplayable(
     "messageIds" in selector
       ? await sql<RawRow[]>`
           SELECT ${sql.unsafe(DELIVERY_COLUMNS)} FROM postel.deliveries d
-          WHERE d.message_id IN (SELECT jsonb_array_elements_text(${asJson(selector.messageIds)}::text::jsonb))
+          WHERE d.message_id IN (SELECT json_array_elements_text(${asJson(selector.messageIds)}::text::json))
             AND d.status IN ${sql.unsafe(REPLAYABLE)}
           ORDER BY d.id
           LIMIT ${limit}`
@@ -36,10 +36,10 @@ export async function resetDeliveries(sql: Sql, resets: DeliveryReset[], now: nu
   if (resets.length === 0) return [];
   const ids = asJson(resets.map((reset) => reset.deliveryId));
   const [, rows] = await pipelinedTransaction(sql, (tx) => [
-    lockMessagesOf(tx, tx`d.id IN (SELECT jsonb_array_elements_text(${ids}::text::jsonb))`),
+    lockMessagesOf(tx, tx`d.id IN (SELECT json_array_elements_text(${ids}::text::json))`),
     tx`
       WITH input AS (
-        SELECT * FROM jsonb_to_recordset(${asJson(resets)}::text::jsonb) AS i("deliveryId" text, "webhookId" text)
+        SELECT * FROM json_to_recordset(${asJson(resets)}::text::json) AS i("deliveryId" text, "webhookId" text)
       ), reset AS (
         UPDATE postel.deliveries d SET status = 'pending', next_attempt_at = ${now}::bigint, retries_used = 0,
           lease_token = NULL, lease_owner = NULL, webhook_id = i."webhookId", updated_at = ${now}::bigint
