@@ -15,6 +15,8 @@ export interface CompiledEndpoint {
   autoDisable: AutoDisableSettings | null;
   /** Signs with every secret valid at `now` (rotation sends several signatures). */
   signer(now: number): Signer;
+  /** `content-type` and the endpoint's own headers as flat `[name, value, ...]` pairs, names lower-case. */
+  headerPairs: readonly string[];
 }
 
 /** How long delivery may use a cached endpoint list before asking storage whether it changed. */
@@ -92,12 +94,19 @@ export class EndpointCache {
         ? (record.circuitBreaker ?? config.circuitBreaker)
         : record.circuitBreaker,
       autoDisable: config.autoDisable ? (record.autoDisable ?? config.autoDisable) : record.autoDisable,
+      headerPairs: headerPairsOf(record),
       signer(now) {
         if (cached === null || now >= cached.validUntil) cached = buildSigner(record, now);
         return cached.signer;
       },
     };
   }
+}
+
+function headerPairsOf(record: EndpointRecord): string[] {
+  const pairs = ["content-type", "application/json"];
+  for (const name in record.headers) pairs.push(name.toLowerCase(), record.headers[name]!);
+  return pairs;
 }
 
 function buildSigner(record: EndpointRecord, now: number): { signer: Signer; validUntil: number } {

@@ -93,6 +93,22 @@ describe("createHttpSender responses", () => {
     expect(server.requests[0]?.headers["user-agent"]).toBe("custom/2");
   });
 
+  it("takes flat [name, value] pairs too: defaults added unless the pairs set them", async () => {
+    const server = track(await startLocalServer((_request, response) => response.end()));
+    const sender = track(testSender());
+    expectResponse(await sender.post(server.origin, ["webhook-id", "msg_2", "x-tenant", "acme"], json));
+    expectResponse(await sender.post(server.origin, ["user-agent", "custom/3", "content-type", "text/plain"], json));
+    expect(server.requests[0]?.headers).toMatchObject({
+      "webhook-id": "msg_2",
+      "x-tenant": "acme",
+      "user-agent": "postel-test/1",
+      "content-type": "application/json",
+    });
+    expect(server.requests[1]?.headers["user-agent"]).toBe("custom/3");
+    expect(server.requests[1]?.headers["content-type"]).toBe("text/plain");
+    expect(server.requests[1]?.rawHeaders.filter((name) => name.toLowerCase() === "user-agent")).toHaveLength(1);
+  });
+
   it("reuses keep-alive connections: 100 sequential posts open at most 2 sockets", async () => {
     const server = track(await startLocalServer((_request, response) => response.end("ok")));
     const sender = track(testSender());

@@ -32,8 +32,12 @@ export const HTTP_SENDER_DEFAULTS = {
 
 /** Posts webhook bytes to receivers over a keep-alive pool. */
 export interface HttpSender {
-  /** Sends one POST. Never throws: failures come back as `{ kind: "error", code }`. Redirects are not followed. */
-  post(url: string, headers: Record<string, string>, body: Uint8Array): Promise<HttpOutcome>;
+  /**
+   * Sends one POST. Never throws: failures come back as `{ kind: "error", code }`. Redirects are not
+   * followed. `headers` is an object or flat `[name, value, ...]` pairs with lower-case names (the
+   * cheaper form, which workers use); either may set `user-agent` to override the sender's.
+   */
+  post(url: string, headers: Record<string, string> | readonly string[], body: Uint8Array): Promise<HttpOutcome>;
   /** Waits for in-flight requests, then closes every pooled connection. */
   close(): Promise<void>;
 }
@@ -63,7 +67,11 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   });
 
   const targets = new TargetCache();
-  function post(url: string, headers: Record<string, string>, body: Uint8Array): Promise<HttpOutcome> {
+  function post(
+    url: string,
+    headers: Record<string, string> | readonly string[],
+    body: Uint8Array,
+  ): Promise<HttpOutcome> {
     return new Promise((resolve) => {
       const exchange = new Exchange(options, resolve);
       try {
@@ -85,10 +93,28 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
   return { post, close: () => agent.close() };
 }
 
-function requestHeaders(headers: Record<string, string>, userAgent: string): Record<string, string> {
+/** Flat `[name, value, ...]` pairs for undici: the caller's, with `user-agent` and `content-type` defaulted. */
+function requestHeaders(headers: Record<string, string> | readonly string[], userAgent: string): string[] {
+  if (isPairs(headers)) {
+    let hasAgent = false;
+    let hasType = false;
+    for (let i = 0; i < headers.length; i += 2) {
+      if (headers[i] === "user-agent") hasAgent = true;
+      else if (headers[i] === "content-type") hasType = true;
+    }
+    const pairs = hasAgent ? [] : ["user-agent", userAgent];
+    if (!hasType) pairs.push("content-type", "application/json");
+    return pairs.length === 0 ? [...headers] : [...pairs, ...headers];
+  }
   const merged: Record<string, string> = { "user-agent": userAgent, "content-type": "application/json" };
   for (const name in headers) merged[name.toLowerCase()] = headers[name]!;
-  return merged;
+  const pairs: string[] = [];
+  for (const name in merged) pairs.push(name, merged[name]!);
+  return pairs;
+}
+
+function isPairs(headers: Record<string, string> | readonly string[]): headers is readonly string[] {
+  return Array.isArray(headers);
 }
 
 function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
@@ -183,7 +209,10 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   #respond(): void {
-    const bodySnippet = Buffer.concat(this.#kept).toString("utf8");
+    const kept = this.#kept;
+    // Most receivers answer with an empty or one-chunk body: no concatenation then.
+    const bodySnippet =
+      kept.length === 0 ? "" : kept.length === 1 ? kept[0]!.toString("utf8") : Buffer.concat(kept).toString("utf8");
     this.#finish({
       kind: "response",
       status: this.#status,

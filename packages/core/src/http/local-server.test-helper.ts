@@ -7,6 +7,8 @@ export interface ReceivedRequest {
   method: string;
   url: string;
   headers: IncomingHttpHeaders;
+  /** Names and values as received, alternating (duplicates kept). */
+  rawHeaders: string[];
   body: Buffer;
 }
 
@@ -32,7 +34,13 @@ export async function startLocalServer(handler: Handler): Promise<LocalServer> {
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       const body = Buffer.concat(chunks);
-      requests.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers, body });
+      requests.push({
+        method: request.method ?? "",
+        url: request.url ?? "",
+        headers: request.headers,
+        rawHeaders: request.rawHeaders,
+        body,
+      });
       handler(request, response, body);
     });
   });
