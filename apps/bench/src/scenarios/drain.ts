@@ -72,11 +72,20 @@ async function drainScenario(
         `naive drains ${naive[0]?.deliveries.toLocaleString("en-US")} deliveries per run (its rate does not depend on N)` +
         (minimal.length > 0
           ? "; minimal loop: claim 64 rows, sign, POST (undici), mark delivered in batches, nothing else (src/minimal-worker.ts)"
-          : ""),
+          : "") +
+        `; CPU ms per 1,000 deliveries, median, worker / PostgreSQL / receiver: Postel ${cpuOf(postel)}, ` +
+        `naive ${cpuOf(naive)}${minimal.length > 0 ? `, minimal loop ${cpuOf(minimal)}` : ""}`,
     } satisfies Metric;
   } finally {
     await receiver.kill();
   }
+}
+
+/** Median CPU per 1,000 deliveries of each party, as `worker / database / receiver`. */
+function cpuOf(runs: DrainMeasurement[]): string {
+  const part = (key: keyof DrainMeasurement["cpuPer1k"]) =>
+    Math.round(median(runs.map((m) => m.cpuPer1k[key]))).toLocaleString("en-US");
+  return `${part("worker")} / ${part("database")} / ${part("receiver")}`;
 }
 
 /** Drain of N pre-enqueued messages to one endpoint, Postel vs the naive loop. */
