@@ -56,9 +56,9 @@ export async function deliver(
   bodies: Map<string, Uint8Array>,
   probeSlot: number | null,
 ): Promise<DeliveryResult> {
-  const { delivery, leaseToken } = claimed;
+  const { delivery } = claimed;
   const { clock, config } = ctx;
-  const base = { deliveryId: delivery.id, leaseToken };
+  const base = outcomeBase(claimed);
   let body: Uint8Array;
   try {
     body = bodyFor(claimed, endpoint, bodies, config);
@@ -119,6 +119,17 @@ export async function deliver(
       ? ({ kind: "dead-lettered" } as const)
       : ({ kind: "retry", nextAttemptAt: finishedAt + delay, retriesUsed: retry } as const);
   return { claimed, outcome: { ...base, transition, attempt, lastError: reason }, reason, probeSlot };
+}
+
+/**
+ * The fields every outcome of `claimed` starts with. A direct delivery's outcome also carries its row
+ * for `recordOutcomes` to insert: the claimed record itself, which has every field a `NewDelivery` has.
+ */
+export function outcomeBase(claimed: ClaimedDelivery): Pick<DeliveryOutcome, "deliveryId" | "leaseToken" | "newDelivery"> {
+  const { delivery, leaseToken } = claimed;
+  return claimed.direct
+    ? { deliveryId: delivery.id, leaseToken, newDelivery: delivery }
+    : { deliveryId: delivery.id, leaseToken };
 }
 
 function bodyFor(

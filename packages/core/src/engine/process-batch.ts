@@ -1,6 +1,6 @@
-import type { ClaimedDelivery, DeliveryRecord, NewDelivery } from "../storage/records.js";
+import type { ClaimedDelivery } from "../storage/records.js";
 import type { DeliveryOutcome, DeliveryTransition } from "../storage/storage.js";
-import { type DeliverContext, type DeliveryResult, deliver } from "./deliver.js";
+import { type DeliverContext, type DeliveryResult, deliver, outcomeBase } from "./deliver.js";
 import type { CompiledEndpoint, EndpointCache } from "./endpoint-cache.js";
 import type { Emitter } from "./events.js";
 import type { HealthMonitor } from "./health.js";
@@ -69,9 +69,7 @@ export async function recordResults(
 ): Promise<void> {
   if (results.length === 0) return;
   const { recorded, leaseLost } = await ctx.config.storage.recordOutcomes(
-    results.map(({ claimed, outcome }) =>
-      claimed.direct ? { ...outcome, newDelivery: newDeliveryOf(claimed.delivery) } : outcome,
-    ),
+    results.map((result) => result.outcome),
     ctx.clock.now(),
   );
   summary.leaseLost += leaseLost.length;
@@ -82,11 +80,6 @@ export async function recordResults(
     emitOutcome(ctx.events, result);
   }
   await ctx.health.afterBatch(kept, await ctx.cache.recent());
-}
-
-/** The row fields of a direct delivery, which `recordOutcomes` inserts with its outcome. */
-function newDeliveryOf({ id, messageId, endpointId, webhookId, createdAt }: DeliveryRecord): NewDelivery {
-  return { id, messageId, endpointId, webhookId, createdAt };
 }
 
 /** Decides, before any request, what happens to each claimed delivery (see `plan`). */
@@ -120,7 +113,7 @@ async function plan(
     const skip = (transition: DeliveryTransition): Plan => ({
       kind: "skip",
       claimed,
-      outcome: { deliveryId: claimed.delivery.id, leaseToken: claimed.leaseToken, transition },
+      outcome: { ...outcomeBase(claimed), transition },
     });
     const endpoint = endpoints.get(claimed.delivery.endpointId);
     const { expiresAt } = claimed.message;
@@ -160,13 +153,18 @@ async function plan(
 
 function emitOutcome(events: Emitter, { claimed, outcome, reason }: DeliveryResult): void {
   const { delivery } = claimed;
+  const { transition, attempt } = outcome;
+  if (attempt) events.emit("attempt", attempt);
+  if (transition.kind === "succeeded") {
+    // The one event of every delivery: no payload is built when nobody listens.
+    if (attempt && events.has("delivered")) {
+      const { messageId, id: deliveryId, endpointId } = delivery;
+      events.emit("delivered", { messageId, deliveryId, endpointId, attempt });
+    }
+    return;
+  }
   const ids = { messageId: delivery.messageId, deliveryId: delivery.id, endpointId: delivery.endpointId };
-  if (outcome.attempt) events.emit("attempt", outcome.attempt);
-  const { transition } = outcome;
   switch (transition.kind) {
-    case "succeeded":
-      if (outcome.attempt) events.emit("delivered", { ...ids, attempt: outcome.attempt });
-      break;
     case "retry":
       events.emit("retry-scheduled", {
         ...ids,

@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { Agent, type Dispatcher } from "undici";
 import type { HttpOutcome } from "../classify-response.js";
-import { systemClock, type TimerHandle } from "../clock.js";
 import { createGuardedConnector } from "./guarded-connector.js";
 import { mapHttpError } from "./map-error.js";
 import { type LookupFn, type NetworkPolicy, systemLookup } from "./network-policy.js";
@@ -41,6 +40,9 @@ export interface HttpSender {
   /** Waits for in-flight requests, then closes every pooled connection. */
   close(): Promise<void>;
 }
+
+// The longest delay setTimeout honours.
+const MAX_TIMEOUT_MS = 2_147_483_647;
 
 // After the snippet, up to this much more is read so the socket can go back to the pool; a longer
 // body costs the socket instead of unbounded time and memory.
@@ -154,7 +156,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   readonly #options: HttpSenderOptions;
   #settle: ((outcome: HttpOutcome) => void) | null;
   #controller: Dispatcher.DispatchController | null = null;
-  readonly #timer: TimerHandle;
+  readonly #timer: ReturnType<typeof setTimeout>;
   #status = 0;
   #headers: Record<string, string> = {};
   readonly #kept: Buffer[] = [];
@@ -164,8 +166,13 @@ class Exchange implements Dispatcher.DispatchHandler {
   constructor(options: HttpSenderOptions, settle: (outcome: HttpOutcome) => void) {
     this.#options = options;
     this.#settle = settle;
-    // A network deadline runs on real time: no ManualClock can move a socket along.
-    this.#timer = systemClock.setTimer(() => this.#timeout(), options.timeoutMs);
+    // A network deadline runs on real time: no ManualClock can move a socket along. setTimeout with an
+    // argument, not a closure per request (setTimeout fires at once past 2^31-1 ms: clamp to ~24 days).
+    this.#timer = setTimeout(Exchange.#expire, Math.min(options.timeoutMs, MAX_TIMEOUT_MS), this);
+  }
+
+  static #expire(exchange: Exchange): void {
+    exchange.#timeout();
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -232,7 +239,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const settle = this.#settle;
     if (settle === null) return;
     this.#settle = null;
-    this.#timer.cancel();
+    clearTimeout(this.#timer);
     settle(outcome);
   }
 
