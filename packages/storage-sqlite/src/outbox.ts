@@ -59,7 +59,16 @@ export function outbox(db: Db) {
       const deliveries = results.flatMap((result) =>
         result.expired
           ? []
-          : result.deliveries.map((d) => ({ ...d, fenceId: result.messageId, token: result.token })),
+          : // Written out: in V8 a spread plus fields costs microseconds per delivery.
+            result.deliveries.map((d) => ({
+              id: d.id,
+              messageId: d.messageId,
+              endpointId: d.endpointId,
+              webhookId: d.webhookId,
+              createdAt: d.createdAt,
+              fenceId: result.messageId,
+              token: result.token,
+            })),
       );
       const fanned = results.map((r) => ({
         id: r.messageId,

@@ -1,6 +1,6 @@
 import type { ClaimedDelivery } from "../storage/records.js";
 import type { DeliveryOutcome, DeliveryTransition } from "../storage/storage.js";
-import { type DeliverContext, type DeliveryResult, deliver, outcomeBase } from "./deliver.js";
+import { type DeliverContext, type DeliveryResult, deliver, outcomeOf } from "./deliver.js";
 import type { CompiledEndpoint, EndpointCache } from "./endpoint-cache.js";
 import type { Emitter } from "./events.js";
 import type { HealthMonitor } from "./health.js";
@@ -113,7 +113,7 @@ async function plan(
     const skip = (transition: DeliveryTransition): Plan => ({
       kind: "skip",
       claimed,
-      outcome: { ...outcomeBase(claimed), transition },
+      outcome: outcomeOf(claimed, transition, null),
     });
     const endpoint = endpoints.get(claimed.delivery.endpointId);
     const { expiresAt } = claimed.message;

@@ -73,7 +73,13 @@ export async function recordFanout(
     message_id: result.messageId,
     token: result.token,
     expired: result.expired === true,
-    deliveries: result.deliveries.map((d) => ({ ...d, createdAt: epochMs(d.createdAt) })),
+    // Written out, not `{ ...d, createdAt }`: a spread plus a field costs microseconds per delivery in V8.
+    deliveries: result.deliveries.map((d) => ({
+      id: d.id,
+      endpointId: d.endpointId,
+      webhookId: d.webhookId,
+      createdAt: epochMs(d.createdAt),
+    })),
   }));
   const leased = lease !== undefined;
   const rows = await sql<RawRow[]>`
