@@ -31,7 +31,37 @@ export interface DeliverContext {
 
 /** The Standard Webhooks body: `{"type","timestamp","data"}` with `data` spliced in as stored (never re-serialised). */
 export function canonicalBody(message: MessageRecord): string {
-  return `{"type":${JSON.stringify(message.type)},"timestamp":${JSON.stringify(new Date(message.createdAt).toISOString())},"data":${message.payload}}`;
+  return `{"type":${typeJson(message.type)},"timestamp":"${isoTimestamp(message.createdAt)}","data":${message.payload}}`;
+}
+
+// Building the body's frame took longer than signing it: event types are few, so their JSON is
+// cached, and messages of one second share the first 19 characters of their ISO timestamp.
+const typeJsonCache = new Map<string, string>();
+let isoSecond = Number.NaN;
+let isoPrefix = "";
+// 10000-01-01T00:00:00Z: from then on toISOString writes six-digit years.
+const FOUR_DIGIT_YEARS_END_MS = 253_402_300_800_000;
+
+function typeJson(type: string): string {
+  let json = typeJsonCache.get(type);
+  if (json === undefined) {
+    json = JSON.stringify(type);
+    if (typeJsonCache.size >= 1_000) typeJsonCache.clear();
+    typeJsonCache.set(type, json);
+  }
+  return json;
+}
+
+/** `new Date(ms).toISOString()`, without building a Date for every message of the same second. */
+export function isoTimestamp(ms: number): string {
+  if (!Number.isInteger(ms) || ms < 0 || ms >= FOUR_DIGIT_YEARS_END_MS) return new Date(ms).toISOString();
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, 19);
+    isoSecond = second;
+  }
+  const millis = ms - second * 1000;
+  return `${isoPrefix}.${millis < 10 ? "00" : millis < 100 ? "0" : ""}${millis}Z`;
 }
 
 /** The event filter functions and transforms receive. */
@@ -131,7 +161,11 @@ export function outcomeOf(
   attempt: AttemptRecord | null,
   lastError?: string | null,
 ): DeliveryOutcome {
-  const outcome: DeliveryOutcome = { deliveryId: claimed.delivery.id, leaseToken: claimed.leaseToken, transition };
+  const outcome: DeliveryOutcome = {
+    deliveryId: claimed.delivery.id,
+    leaseToken: claimed.leaseToken,
+    transition,
+  };
   if (attempt) outcome.attempt = attempt;
   if (lastError !== undefined) outcome.lastError = lastError;
   if (claimed.direct) outcome.newDelivery = claimed.delivery;

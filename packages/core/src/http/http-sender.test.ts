@@ -97,7 +97,9 @@ describe("createHttpSender responses", () => {
     const server = track(await startLocalServer((_request, response) => response.end()));
     const sender = track(testSender());
     expectResponse(await sender.post(server.origin, ["webhook-id", "msg_2", "x-tenant", "acme"], json));
-    expectResponse(await sender.post(server.origin, ["user-agent", "custom/3", "content-type", "text/plain"], json));
+    expectResponse(
+      await sender.post(server.origin, ["user-agent", "custom/3", "content-type", "text/plain"], json),
+    );
     expect(server.requests[0]?.headers).toMatchObject({
       "webhook-id": "msg_2",
       "x-tenant": "acme",
@@ -106,7 +108,9 @@ describe("createHttpSender responses", () => {
     });
     expect(server.requests[1]?.headers["user-agent"]).toBe("custom/3");
     expect(server.requests[1]?.headers["content-type"]).toBe("text/plain");
-    expect(server.requests[1]?.rawHeaders.filter((name) => name.toLowerCase() === "user-agent")).toHaveLength(1);
+    expect(server.requests[1]?.rawHeaders.filter((name) => name.toLowerCase() === "user-agent")).toHaveLength(
+      1,
+    );
   });
 
   it("reuses keep-alive connections: 100 sequential posts open at most 2 sockets", async () => {

@@ -36,7 +36,11 @@ export interface HttpSender {
    * followed. `headers` is an object or flat `[name, value, ...]` pairs with lower-case names (the
    * cheaper form, which workers use); either may set `user-agent` to override the sender's.
    */
-  post(url: string, headers: Record<string, string> | readonly string[], body: Uint8Array): Promise<HttpOutcome>;
+  post(
+    url: string,
+    headers: Record<string, string> | readonly string[],
+    body: Uint8Array,
+  ): Promise<HttpOutcome>;
   /** Waits for in-flight requests, then closes every pooled connection. */
   close(): Promise<void>;
 }
@@ -219,7 +223,11 @@ class Exchange implements Dispatcher.DispatchHandler {
     const kept = this.#kept;
     // Most receivers answer with an empty or one-chunk body: no concatenation then.
     const bodySnippet =
-      kept.length === 0 ? "" : kept.length === 1 ? kept[0]!.toString("utf8") : Buffer.concat(kept).toString("utf8");
+      kept.length === 0
+        ? ""
+        : kept.length === 1
+          ? kept[0]!.toString("utf8")
+          : Buffer.concat(kept).toString("utf8");
     this.#finish({
       kind: "response",
       status: this.#status,
