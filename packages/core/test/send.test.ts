@@ -98,6 +98,21 @@ describe("the wire format", () => {
     expect(verified.id).toBe(id);
   });
 
+  test("an endpoint's own User-Agent replaces Postel's, whatever its case: one header, its value", async () => {
+    const { postel, receiver } = await harness();
+    await postel.outbound.endpoints.create({
+      url: receiver.url("/hook"),
+      headers: { "User-Agent": "acme-hooks/2" },
+    });
+    await postel.outbound.send({ type: "order.created", data: {} });
+    await postel.drain();
+    const [request] = receiver.requests;
+    expect(request!.headers["user-agent"]).toBe("acme-hooks/2");
+    const names = request!.rawHeaders.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase());
+    expect(names.filter((name) => name === "user-agent")).toHaveLength(1);
+    expect(names.filter((name) => name === "content-type")).toHaveLength(1);
+  });
+
   test("refuses custom headers that would override webhook-* or content-type", async () => {
     const { postel, receiver } = await harness();
     await expectCode(

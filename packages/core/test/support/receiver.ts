@@ -5,6 +5,8 @@ import type { AddressInfo } from "node:net";
 export interface SeenRequest {
   path: string;
   headers: IncomingHttpHeaders;
+  /** Names and values as received, alternating (duplicates kept). */
+  rawHeaders: string[];
   body: Buffer;
 }
 
@@ -36,7 +38,7 @@ export async function startReceiver(): Promise<Receiver> {
     req.on("end", () => {
       const path = req.url ?? "/";
       const index = requests.filter((r) => r.path === path).length;
-      requests.push({ path, headers: req.headers, body: Buffer.concat(chunks) });
+      requests.push({ path, headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.concat(chunks) });
       const reply = scripts.get(path)?.(index) ?? 200;
       if (reply === "reset") return req.socket.destroy();
       if (reply === "hang") return;
