@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { Agent, type Dispatcher } from "undici";
 import type { HttpOutcome } from "../classify-response.js";
+import { systemClock, type TimerHandle } from "../clock.js";
 import { createGuardedConnector } from "./guarded-connector.js";
 import { mapHttpError } from "./map-error.js";
 import { type LookupFn, type NetworkPolicy, systemLookup } from "./network-policy.js";
@@ -44,9 +45,6 @@ export interface HttpSender {
   /** Waits for in-flight requests, then closes every pooled connection. */
   close(): Promise<void>;
 }
-
-// The longest delay setTimeout honours.
-const MAX_TIMEOUT_MS = 2_147_483_647;
 
 // After the snippet, up to this much more is read so the socket can go back to the pool; a longer
 // body costs the socket instead of unbounded time and memory.
@@ -160,7 +158,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   readonly #options: HttpSenderOptions;
   #settle: ((outcome: HttpOutcome) => void) | null;
   #controller: Dispatcher.DispatchController | null = null;
-  readonly #timer: ReturnType<typeof setTimeout>;
+  readonly #timer: TimerHandle;
   #status = 0;
   #headers: Record<string, string> = {};
   readonly #kept: Buffer[] = [];
@@ -170,13 +168,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   constructor(options: HttpSenderOptions, settle: (outcome: HttpOutcome) => void) {
     this.#options = options;
     this.#settle = settle;
-    // A network deadline runs on real time: no ManualClock can move a socket along. setTimeout with an
-    // argument, not a closure per request (setTimeout fires at once past 2^31-1 ms: clamp to ~24 days).
-    this.#timer = setTimeout(Exchange.#expire, Math.min(options.timeoutMs, MAX_TIMEOUT_MS), this);
-  }
-
-  static #expire(exchange: Exchange): void {
-    exchange.#timeout();
+    // A network deadline runs on real time: no ManualClock can move a socket along.
+    this.#timer = systemClock.setTimer(() => this.#timeout(), options.timeoutMs);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -247,7 +240,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const settle = this.#settle;
     if (settle === null) return;
     this.#settle = null;
-    clearTimeout(this.#timer);
+    this.#timer.cancel();
     settle(outcome);
   }
 
