@@ -51,6 +51,11 @@ export function ratio(metric: Metric): number | undefined {
   return metric.naive === undefined || metric.naive === 0 ? undefined : metric.postel / metric.naive;
 }
 
+/** postel / minimal loop: how close Postel comes to the ceiling of the same run (undefined without one). */
+export function shareOfMinimal(metric: Metric): number | undefined {
+  return metric.minimal === undefined || metric.minimal === 0 ? undefined : metric.postel / metric.minimal;
+}
+
 /** A number for humans: thousands separators, at most 2 decimals below 100. */
 export function formatNumber(value: number): string {
   if (!Number.isFinite(value)) return "—";
@@ -66,9 +71,21 @@ function verdict(metric: Metric): string {
 
 /** The results as an aligned text table. */
 export function formatTable(metrics: readonly Metric[]): string {
-  const header = ["scenario", "metric", "Postel", "naive", "× naive", "minimal loop", "target", ""];
+  const header = [
+    "scenario",
+    "metric",
+    "Postel",
+    "naive",
+    "× naive",
+    "minimal loop (× naive)",
+    "÷ minimal",
+    "target",
+    "",
+  ];
   const rows = metrics.map((m) => {
     const r = ratio(m);
+    const share = shareOfMinimal(m);
+    const ceiling = m.minimal !== undefined && m.naive ? ` (${formatNumber(m.minimal / m.naive)}×)` : "";
     const targets = [
       m.target ? `${m.target.op} ${formatNumber(m.target.value)}` : "",
       m.ratioTarget ? `${m.ratioTarget.op} ${formatNumber(m.ratioTarget.value)}×` : "",
@@ -79,7 +96,8 @@ export function formatTable(metrics: readonly Metric[]): string {
       formatNumber(m.postel),
       m.naive === undefined ? "" : formatNumber(m.naive),
       r === undefined ? "" : `${formatNumber(r)}×`,
-      m.minimal === undefined ? "" : formatNumber(m.minimal),
+      m.minimal === undefined ? "" : `${formatNumber(m.minimal)}${ceiling}`,
+      share === undefined ? "" : formatNumber(share),
       targets.join(", "),
       verdict(m),
     ];
@@ -87,7 +105,7 @@ export function formatTable(metrics: readonly Metric[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) =>
     cells
-      .map((cell, i) => (i >= 2 && i <= 5 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .map((cell, i) => (i >= 2 && i <= 6 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
       .join("  ")
       .trimEnd();
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
