@@ -41,3 +41,40 @@ test("two workers finishing a message's last deliveries concurrently always fina
     expect(await a.getMessage(message.id)).toMatchObject({ status: "dispatched", finishedAt: NOW + 1 });
   }
 });
+
+// A fan-out to N endpoints returns N claimed deliveries; the payload comes back once per message and
+// every delivery of that message carries the same full record.
+test("a leased fan-out returns each delivery with its whole message, read once per message", async () => {
+  const [a] = workers as [PostgresStorageInstance];
+  const messages = [1, 2].map((n) =>
+    newMessage({ createdAt: NOW, payload: JSON.stringify({ n, text: "x".repeat(10_000) }) }),
+  );
+  for (const message of messages) await a.enqueue(message);
+  const claimed = await a.claimFanout({ owner: "a", now: NOW, until: NOW + 60_000, limit: 10 });
+  const mine = claimed.filter((c) => messages.some((m) => m.id === c.message.id));
+  expect(mine).toHaveLength(2);
+  const results = mine.map(({ message, token }) => ({
+    messageId: message.id,
+    token,
+    deliveries: ["ep_1", "ep_2", "ep_3"].map((endpointId) => ({
+      id: `${message.id}_${endpointId}`,
+      messageId: message.id,
+      endpointId,
+      webhookId: message.id,
+      createdAt: NOW,
+    })),
+  }));
+  const leased = await a.recordFanout(results, NOW + 1, { owner: "a", until: NOW + 60_000 });
+  expect(leased).toHaveLength(6);
+  for (const message of messages) {
+    const stored = await a.getMessage(message.id);
+    expect(stored).toMatchObject({ payload: message.payload, fannedOutAt: NOW + 1 });
+    const ofMessage = leased.filter((c) => c.delivery.messageId === message.id);
+    expect(ofMessage.map((c) => c.delivery.endpointId).sort()).toEqual(["ep_1", "ep_2", "ep_3"]);
+    for (const c of ofMessage) {
+      expect(c.message).toEqual(stored);
+      expect(c.message).toBe(ofMessage[0]!.message);
+      expect(c.leaseToken).toBe(c.delivery.leaseToken);
+    }
+  }
+});

@@ -32,9 +32,11 @@ export const MESSAGE_COLUMNS = MESSAGE_FIELDS.map((field) => `m.${field}`).join(
 /** The same message columns renamed `m_<column>`, so they can sit beside a delivery's in one row. */
 export const PREFIXED_MESSAGE_COLUMNS = MESSAGE_FIELDS.map((field) => `m.${field} AS m_${field}`).join(", ");
 
-/** The `m_<column>` names, read back from a CTE or subquery called `alias`. */
-export function prefixedMessageColumnsOf(alias: string): string {
-  return MESSAGE_FIELDS.map((field) => `${alias}.m_${field}`).join(", ");
+/** The `m_<column>` names, read back from a CTE or subquery called `alias`, but for those in `omit`. */
+export function prefixedMessageColumnsOf(alias: string, omit: readonly string[] = []): string {
+  return MESSAGE_FIELDS.filter((field) => !omit.includes(field))
+    .map((field) => `${alias}.m_${field}`)
+    .join(", ");
 }
 
 /** Columns of `postel.deliveries` that make a `DeliveryRecord`, qualified by `d`. */

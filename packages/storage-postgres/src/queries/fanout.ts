@@ -1,4 +1,10 @@
-import type { ClaimedDelivery, ClaimedMessage, FanoutResult, LeaseRequest } from "@postel/core";
+import type {
+  ClaimedDelivery,
+  ClaimedMessage,
+  FanoutResult,
+  LeaseRequest,
+  MessageRecord,
+} from "@postel/core";
 import type { PendingQuery, Sql } from "postgres";
 import {
   DELIVERY_COLUMNS,
@@ -8,10 +14,11 @@ import {
   asJson,
   epochMs,
   prefixedMessageColumnsOf,
+  toDelivery,
   toMessage,
 } from "../internal/rows.js";
 import type { ClaimFloor, FloorKey } from "../internal/claim-floor.js";
-import { LEASE_ONLY, toClaimedDelivery } from "./claim.js";
+import { LEASE_ONLY } from "./claim.js";
 
 /**
  * One statement: lease the oldest messages not fanned out yet (through the partial index
@@ -108,10 +115,27 @@ export async function recordFanout(
       WHERE NOT f.expired
       RETURNING d.*
     )
-    SELECT ${sql.unsafe(DELIVERY_COLUMNS)}, ${sql.unsafe(prefixedMessageColumnsOf("f"))}
+    SELECT ${sql.unsafe(DELIVERY_COLUMNS)}, ${sql.unsafe(prefixedMessageColumnsOf("f", ["payload"]))},
+      -- The payload once per message, not once per delivery: a fan-out to N endpoints would otherwise
+      -- send it back N times.
+      CASE WHEN row_number() OVER (PARTITION BY d.message_id ORDER BY d.id) = 1 THEN f.m_payload END AS m_payload
     FROM d JOIN fenced f ON f.m_id = d.message_id
     WHERE ${leased}::boolean`;
-  return rows.map(toClaimedDelivery);
+  return sharingMessages(rows);
+}
+
+/** Claimed deliveries from rows where only one row per message carries the payload; they share its record. */
+function sharingMessages(rows: RawRow[]): ClaimedDelivery[] {
+  const messages = new Map<string, MessageRecord>();
+  for (const row of rows) {
+    if (row["m_payload"] !== null) messages.set(row["m_id"] as string, toMessage(row, "m_"));
+  }
+  return rows.map((row) => {
+    const delivery = toDelivery(row);
+    const message = messages.get(delivery.messageId);
+    if (message === undefined) throw new Error(`recordFanout: no row carried message ${delivery.messageId}`);
+    return { delivery, message, leaseToken: delivery.leaseToken as string };
+  });
 }
 
 /** Extends the fan-out leases still held (token matches, not fanned out); returns the message ids whose lease was lost. */
