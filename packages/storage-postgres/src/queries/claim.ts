@@ -1,4 +1,4 @@
-import type { ClaimedDelivery, LeaseRequest } from "@postel/core";
+import type { ClaimedDelivery, LeaseRequest, MessageRecord } from "@postel/core";
 import type { PendingQuery, Sql } from "postgres";
 import { type ClaimFloor, type FloorKey, INDEX_START } from "../internal/claim-floor.js";
 import {
@@ -18,10 +18,16 @@ import {
  */
 export const LEASE_ONLY = `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'`;
 
-/** A claimed delivery row (delivery columns + `m_`-prefixed message columns) as core's record. */
-export function toClaimedDelivery(row: RawRow): ClaimedDelivery {
+/**
+ * A claimed delivery row (delivery columns + `m_`-prefixed message columns) as core's record; `message`
+ * when the caller already has the row's message record (deliveries of one message share it).
+ */
+export function toClaimedDelivery(
+  row: RawRow,
+  message: MessageRecord = toMessage(row, "m_"),
+): ClaimedDelivery {
   const delivery = toDelivery(row);
-  return { delivery, message: toMessage(row, "m_"), leaseToken: delivery.leaseToken as string };
+  return { delivery, message, leaseToken: delivery.leaseToken as string };
 }
 
 /**
@@ -37,7 +43,7 @@ export async function claimDue(sql: Sql, lease: LeaseRequest, floor: ClaimFloor)
     rows.map((row) => ({ at: Number(row["due_at"]), id: row["id"] as string })),
     lease.limit,
   );
-  return rows.map(toClaimedDelivery);
+  return rows.map((row) => toClaimedDelivery(row));
 }
 
 /** The claim statement itself, scanning from `from` (tests EXPLAIN it to pin the partial index). */

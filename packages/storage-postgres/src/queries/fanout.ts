@@ -14,11 +14,10 @@ import {
   asJson,
   epochMs,
   prefixedMessageColumnsOf,
-  toDelivery,
   toMessage,
 } from "../internal/rows.js";
 import type { ClaimFloor, FloorKey } from "../internal/claim-floor.js";
-import { LEASE_ONLY } from "./claim.js";
+import { LEASE_ONLY, toClaimedDelivery } from "./claim.js";
 
 /**
  * One statement: lease the oldest messages not fanned out yet (through the partial index
@@ -131,10 +130,9 @@ function sharingMessages(rows: RawRow[]): ClaimedDelivery[] {
     if (row["m_payload"] !== null) messages.set(row["m_id"] as string, toMessage(row, "m_"));
   }
   return rows.map((row) => {
-    const delivery = toDelivery(row);
-    const message = messages.get(delivery.messageId);
-    if (message === undefined) throw new Error(`recordFanout: no row carried message ${delivery.messageId}`);
-    return { delivery, message, leaseToken: delivery.leaseToken as string };
+    const message = messages.get(row["message_id"] as string);
+    if (message === undefined) throw new Error(`recordFanout: no row carried message ${row["message_id"]}`);
+    return toClaimedDelivery(row, message);
   });
 }
 
