@@ -21,20 +21,53 @@ export interface CircuitBreakerOptions {
   minimumVolume?: number;
 }
 
-/** Auto-disable options (globally or per endpoint). */
+/**
+ * Auto-disable options (globally or per endpoint). Auto-disable takes an endpoint that has been
+ * broken for long out of rotation (its deliveries are held until `enable(id)`); a burst of failures
+ * never disables it. The circuit breaker acts first: with a breaker, only an endpoint whose circuit
+ * is open (it just opened, or a probe just failed) is considered, so with the defaults a dead
+ * endpoint is disabled at the first failed probe after about an hour.
+ */
 export interface AutoDisableOptions {
-  /** Failure ratio over `window` that disables the endpoint, in (0, 1]. Default 0.9. */
+  /**
+   * Failure ratio, in (0, 1], that the whole `window` and also its oldest part (its first tenth, or
+   * two breaker cooldowns, whichever is longer) must reach: the endpoint was already failing a whole
+   * window ago. Default 0.9.
+   */
   failureRate?: number;
-  /** Default `"1h"`. */
+  /** How long the endpoint must have been failing. Default `"1h"`. */
   window?: Duration;
-  /** Attempts needed in the window before the ratio counts. Default 20. */
+  /**
+   * Attempts needed in the window before the ratio counts. Default 20. With a breaker it is capped
+   * at `window / cooldown` (an open circuit lets one probe through per cooldown).
+   */
   minAttempts?: number;
+}
+
+/**
+ * Limits on the requests sent to one endpoint, enforced across every instance. Set here they are
+ * the default of every endpoint; an endpoint's own `maxInFlight` / `rateLimit` replaces them.
+ */
+export interface EndpointLimitOptions {
+  /** Most requests in flight to one endpoint at once, an integer from 1 to 10,000. Default: no limit beyond its fair share. */
+  maxInFlight?: number;
+  /**
+   * Most requests per second to one endpoint, from 0.01 to 100,000; fractions allowed (`0.5` = one
+   * request every 2 s). Default: no limit.
+   */
+  rateLimit?: number;
 }
 
 /** Worker pool options. */
 export interface WorkerOptions {
-  /** HTTP requests in flight at once per process. Default 128. */
-  concurrency?: number;
+  /**
+   * HTTP requests in flight at once per process. Default `"auto"`: starts at 128 and follows the load up to
+   * `maxConcurrency` (slow receivers hold requests open while the process idles; more in flight then means
+   * more deliveries per second). A number fixes it. Every endpoint gets a fair share of it (see README).
+   */
+  concurrency?: number | "auto";
+  /** Upper bound of the `"auto"` concurrency (memory and sockets). Default 1024. */
+  maxConcurrency?: number;
   /** Deliveries claimed per round trip, at most. Default 64. */
   batchSize?: number;
   /** How often idle workers look for due work when nothing wakes them. Default `"1s"`. */
@@ -72,6 +105,8 @@ export interface OutboundOptions<S extends Storage<unknown> = Storage<unknown>> 
   circuitBreaker?: CircuitBreakerOptions | false;
   /** Auto-disable for every endpoint, or `false` to turn it off. */
   autoDisable?: AutoDisableOptions | false;
+  /** Default concurrency and rate limits of every endpoint (each endpoint can set its own). */
+  limits?: EndpointLimitOptions;
   workers?: WorkerOptions;
   http?: HttpOptions;
   /** Secrets generated for new endpoints: `"v1"` (HMAC, `whsec_`, default) or `"v1a"` (Ed25519, `whsk_`). */
@@ -105,8 +140,11 @@ export interface OutboundConfig {
   retryPolicies: Record<string, RetryPolicy>;
   circuitBreaker: CircuitBreakerSettings | null;
   autoDisable: AutoDisableSettings | null;
+  /** Limits of endpoints that set none of their own; null = no limit. */
+  limits: { maxInFlight: number | null; rateLimit: number | null };
   workers: {
-    concurrency: number;
+    /** In-flight budget bounds: equal when the user fixed `concurrency`. */
+    concurrency: { min: number; max: number };
     batchSize: number;
     pollIntervalMs: number;
     leaseDurationMs: number;
@@ -181,6 +219,33 @@ export const AutoDisableSchema = v.pipe(
   ),
 );
 
+/** Bounds of `maxInFlight` (requests in flight to one endpoint). */
+const MAX_IN_FLIGHT_RANGE = { min: 1, max: 10_000 } as const;
+/** Bounds of `rateLimit` (requests per second to one endpoint). */
+const RATE_LIMIT_RANGE = { min: 0.01, max: 100_000 } as const;
+
+/** `maxInFlight`: an integer in range; `fix` tells what to write instead. */
+export const maxInFlightSchema = (fix: string) => {
+  const { min, max } = MAX_IN_FLIGHT_RANGE;
+  const message = `must be a whole number of requests in flight at once, from ${min} to ${max}; ${fix}`;
+  return v.pipe(
+    v.number(message),
+    v.check((n) => Number.isInteger(n) && n >= min && n <= max, message),
+  );
+};
+
+/** `rateLimit`: a finite number of requests per second in range; `fix` tells what to write instead. */
+export const rateLimitSchema = (fix: string) => {
+  const { min, max } = RATE_LIMIT_RANGE;
+  const message =
+    `must be a number of requests per second from ${min} to ${max} ` +
+    `(fractions allowed: 0.5 = one request every 2s); ${fix}`;
+  return v.pipe(
+    v.number(message),
+    v.check((n) => Number.isFinite(n) && n >= min && n <= max, message),
+  );
+};
+
 /** A `RetryPolicy` built by `ExponentialBackoff`, `LinearBackoff` or `Custom`. */
 export const RetryPolicySchema = v.custom<RetryPolicy>(
   isRetryPolicy,
@@ -206,9 +271,23 @@ const OutboundSchema = v.strictObject({
   // `false` (turned off) arrives here as null (see withFalseAsNull): a union would hide nested issues.
   circuitBreaker: v.optional(v.nullable(CircuitBreakerSchema), {}),
   autoDisable: v.optional(v.nullable(AutoDisableSchema), {}),
+  limits: v.optional(
+    v.strictObject({
+      maxInFlight: v.optional(maxInFlightSchema("leave it out for no limit")),
+      rateLimit: v.optional(rateLimitSchema("leave it out for no limit")),
+    }),
+    {},
+  ),
   workers: v.optional(
     v.strictObject({
-      concurrency: v.optional(count("concurrency", 1), 128),
+      concurrency: v.optional(
+        v.union(
+          [v.literal("auto"), count("concurrency", 1)],
+          'concurrency must be "auto" or an integer >= 1',
+        ),
+        "auto",
+      ),
+      maxConcurrency: v.optional(count("maxConcurrency", 1), 1024),
       batchSize: v.optional(count("batchSize", 1), 64),
       pollInterval: v.optional(DurationMs, "1s"),
       leaseDuration: v.optional(DurationMs, "60s"),
@@ -290,8 +369,13 @@ export function parsePostelOptions(options: unknown, workerId: () => string): Po
     retryPolicies: outbound.retryPolicies,
     circuitBreaker: outbound.circuitBreaker,
     autoDisable: outbound.autoDisable,
+    limits: {
+      maxInFlight: outbound.limits.maxInFlight ?? null,
+      rateLimit: outbound.limits.rateLimit ?? null,
+    },
     workers: {
-      ...outbound.workers,
+      concurrency: concurrencyBounds(outbound.workers.concurrency, outbound.workers.maxConcurrency),
+      batchSize: outbound.workers.batchSize,
       pollIntervalMs: outbound.workers.pollInterval,
       leaseDurationMs: outbound.workers.leaseDuration,
       id: outbound.workers.id ?? workerId(),
@@ -318,6 +402,14 @@ export function parsePostelOptions(options: unknown, workerId: () => string): Po
   if (issues.length > 0) throw new ConfigurationError(issues);
   return { outbound: config, clock, random };
 }
+
+/** The pool starts at 128 (or `max`, if lower) and, with `"auto"`, may grow to `max`. */
+function concurrencyBounds(concurrency: number | "auto", max: number): { min: number; max: number } {
+  if (concurrency !== "auto") return { min: concurrency, max: concurrency };
+  return { min: Math.min(AUTO_CONCURRENCY_START, max), max };
+}
+
+const AUTO_CONCURRENCY_START = 128;
 
 /** Maps `circuitBreaker: false` / `autoDisable: false` to null so the schema can report nested issues. */
 function withFalseAsNull(options: unknown): unknown {

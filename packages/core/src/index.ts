@@ -3,6 +3,7 @@ export type { Outbound, PostelInstance } from "./postel.js";
 export type {
   AutoDisableOptions,
   CircuitBreakerOptions,
+  EndpointLimitOptions,
   HttpOptions,
   OutboundOptions,
   PostelOptions,
@@ -68,18 +69,22 @@ export type {
   NewMessage,
   RetryPolicySpec,
 } from "./storage/records.js";
-export { firstDirectOutcomes, HEALTH_BUCKET_MS } from "./storage/storage.js";
+export { bucketTokens, firstDirectOutcomes, HEALTH_BUCKET_MS } from "./storage/storage.js";
 export type {
   AuditStore,
   DeliveryOutcome,
   DeliveryQueue,
   DeliveryReset,
   DeliveryTransition,
+  DueClaim,
   EndpointQuery,
   EndpointStore,
   EnqueueOptions,
+  FanoutClaim,
+  FanoutDelivery,
   FanoutResult,
   LeaseRequest,
+  LimitedClaim,
   MessageQuery,
   OutboxStore,
   PageRequest,

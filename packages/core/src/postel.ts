@@ -91,7 +91,7 @@ export function Postel<
       userAgent: config.http.userAgent,
       maxResponseBytes: config.http.maxResponseBytes,
       networkPolicy: { allowPrivateNetworks: config.http.allowPrivateNetworks },
-      connectionsPerOrigin: config.workers.concurrency,
+      connectionsPerOrigin: config.workers.concurrency.max,
     });
     return http;
   };

@@ -7,6 +7,15 @@ export type { ConformanceGroup, StorageConformanceOptions } from "./testing/run-
 export { runStorageConformance } from "./testing/run-storage-conformance.js";
 export { runAdapterConformance } from "./testing/run-adapter-conformance.js";
 export type {
+  EngineScenarioGroup,
+  EngineScenarioOptions,
+  Reply,
+  Scenario,
+  ScenarioReceiver,
+  SeenRequest,
+} from "./testing/run-engine-scenarios.js";
+export { runEngineScenarios } from "./testing/run-engine-scenarios.js";
+export type {
   AdapterConformanceOptions,
   AdapterResponse,
   MountedAdapter,

@@ -80,11 +80,11 @@ describe("circuit breaker", () => {
 });
 
 describe("auto-disable", () => {
-  test("disables a broken endpoint, holds its deliveries, and resumes them on enable()", async () => {
+  test("disables an endpoint whose failures span the window, holds its deliveries, and resumes them on enable()", async () => {
     const h = await harness({
-      retryPolicy: LinearBackoff({ maxAttempts: 5, step: "10s" }),
+      retryPolicy: LinearBackoff({ maxAttempts: 5, step: "1m" }),
       circuitBreaker: false,
-      autoDisable: { failureRate: 0.9, window: "1h", minAttempts: 3 },
+      autoDisable: { failureRate: 0.9, window: "2m", minAttempts: 3 },
     });
     h.receiver.script("/broken", 500);
     const endpoint = await h.postel.outbound.endpoints.create({ url: h.receiver.url("/broken") });
@@ -93,15 +93,20 @@ describe("auto-disable", () => {
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push((await h.postel.outbound.send({ type: "a", data: i })).id);
     await h.postel.drain();
+    h.clock.advance("1m"); // retry 1 fails too, but the failures span one minute, not the window
+    await h.postel.drain();
+    expect((await h.postel.outbound.endpoints.get(endpoint.id))?.state).toBe("active");
+    h.clock.advance("2m"); // retry 2: the window's head (retry 1) was failing as well
+    await h.postel.drain();
     const after = await h.postel.outbound.endpoints.get(endpoint.id);
     expect(after).toMatchObject({ state: "disabled" });
-    expect(after?.disabledReason).toMatch(/3\/3 attempts failed/);
+    expect(after?.disabledReason).toMatch(/failing for about 2m: 6\/6 attempts failed/);
     expect(disabled).toHaveLength(1);
 
     const late = await h.postel.outbound.send({ type: "a", data: "late" });
     h.clock.advance("10m");
     await h.postel.drain();
-    expect(h.receiver.on("/broken")).toHaveLength(3);
+    expect(h.receiver.on("/broken")).toHaveLength(9);
     const [held] = await h.postel.outbound.messages.deliveries(late.id);
     expect(held?.status).toBe("held");
 

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import { parsePostelOptions } from "../src/config.js";
 import { ConfigurationError } from "../src/errors.js";
 import { Postel } from "../src/postel.js";
 import { InMemoryStorage } from "../src/storage/in-memory-storage.js";
@@ -34,6 +35,39 @@ describe("Postel() options", () => {
 
   test("refuses something that is not a storage", () => {
     expect(() => Postel({ outbound: { storage: {} as never } })).toThrow(/must be a Storage/);
+  });
+
+  test("outbound.limits default to no limit and keep the values given", () => {
+    const parse = (limits?: object) =>
+      parsePostelOptions({ outbound: { storage: InMemoryStorage(), ...(limits && { limits }) } }, () => "w")
+        .outbound?.limits;
+    expect(parse()).toEqual({ maxInFlight: null, rateLimit: null });
+    expect(parse({ maxInFlight: 10_000, rateLimit: 0.01 })).toEqual({ maxInFlight: 10_000, rateLimit: 0.01 });
+    expect(parse({ rateLimit: 100_000 })).toEqual({ maxInFlight: null, rateLimit: 100_000 });
+  });
+
+  test.each([
+    ["maxInFlight", 0, /from 1 to 10000/],
+    ["maxInFlight", 10_001, /from 1 to 10000/],
+    ["maxInFlight", 2.5, /whole number/],
+    ["maxInFlight", "8", /from 1 to 10000/],
+    ["rateLimit", 0, /from 0\.01 to 100000/],
+    ["rateLimit", 100_001, /from 0\.01 to 100000/],
+    ["rateLimit", Number.POSITIVE_INFINITY, /from 0\.01 to 100000/],
+    ["rateLimit", Number.NaN, /from 0\.01 to 100000/],
+    ["rateLimit", null, /leave it out for no limit/],
+  ])("refuses outbound.limits.%s = %s with a ConfigurationError giving the range", (key, value, fix) => {
+    const error = (() => {
+      try {
+        Postel({ outbound: { storage: InMemoryStorage(), limits: { [key]: value } as never } });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ConfigurationError);
+    const { issues } = error as ConfigurationError;
+    expect(issues).toEqual([{ path: `outbound.limits.${key}`, message: expect.stringMatching(fix) }]);
+    expect(issues[0]?.message).toMatch(/leave it out for no limit/);
   });
 
   test("accepts the seed's examples as written", () => {

@@ -47,6 +47,53 @@ describe("endpoints", () => {
     expect(updated.updatedAt).toBe(h.clock.now());
   });
 
+  test("maxInFlight and rateLimit are stored with the endpoint; update changes only those given; null clears", async () => {
+    const h = await harness();
+    const { endpoints } = h.postel.outbound;
+    const created = await endpoints.create({ url: h.receiver.url("/a"), maxInFlight: 4, rateLimit: 0.5 });
+    expect(created).toMatchObject({ maxInFlight: 4, rateLimit: 0.5 });
+    expect(await endpoints.get(created.id)).toEqual(created);
+    const plain = await endpoints.create({ url: h.receiver.url("/b") });
+    expect(plain).toMatchObject({ maxInFlight: null, rateLimit: null });
+
+    h.clock.advance("1s");
+    expect(await endpoints.update(created.id, { rateLimit: 250 })).toMatchObject({
+      maxInFlight: 4,
+      rateLimit: 250,
+    });
+    h.clock.advance("1s");
+    const cleared = await endpoints.update(created.id, { maxInFlight: null });
+    expect(cleared).toMatchObject({ maxInFlight: null, rateLimit: 250, updatedAt: h.clock.now() });
+    expect(await endpoints.list()).toEqual([cleared, plain]);
+  });
+
+  test.each([
+    [
+      { maxInFlight: 0 },
+      "maxInFlight: must be a whole number of requests in flight at once, from 1 to 10000",
+    ],
+    [{ maxInFlight: 10_001 }, "from 1 to 10000"],
+    [{ maxInFlight: 1.5 }, "whole number"],
+    [{ rateLimit: 0.001 }, "rateLimit: must be a number of requests per second from 0.01 to 100000"],
+    [{ rateLimit: 100_001 }, "from 0.01 to 100000"],
+    [{ rateLimit: Number.POSITIVE_INFINITY }, "from 0.01 to 100000"],
+    [{ rateLimit: "10/s" }, "requests per second"],
+  ])("refuses %o with INVALID_ENDPOINT naming the range, and writes nothing", async (limits, expected) => {
+    const h = await harness();
+    const { endpoints } = h.postel.outbound;
+    await expect(endpoints.create({ url: h.receiver.url(), ...(limits as object) })).rejects.toMatchObject({
+      code: "INVALID_ENDPOINT",
+      message: expect.stringContaining(expected),
+    });
+    expect(await h.storage.allEndpoints()).toEqual([]);
+    const endpoint = await endpoints.create({ url: h.receiver.url(), maxInFlight: 2, rateLimit: 1 });
+    await expect(endpoints.update(endpoint.id, limits as object)).rejects.toMatchObject({
+      code: "INVALID_ENDPOINT",
+      message: expect.stringContaining("use null for the default in outbound.limits"),
+    });
+    expect(await endpoints.get(endpoint.id)).toEqual(endpoint);
+  });
+
   test("delete cancels pending deliveries and keeps the history", async () => {
     const h = await harness();
     h.receiver.script("/hook", 500);

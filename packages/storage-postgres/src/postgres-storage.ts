@@ -9,6 +9,7 @@ import { asSchemaError } from "./internal/schema-errors.js";
 import { assertMigrated, migrate } from "./migrate.js";
 import * as audit from "./queries/audit.js";
 import * as claim from "./queries/claim.js";
+import { claimLimited } from "./queries/claim-limited.js";
 import * as endpointState from "./queries/endpoint-state.js";
 import * as endpoints from "./queries/endpoints.js";
 import { WAKE_CHANNEL, enqueue } from "./queries/enqueue.js";
@@ -98,6 +99,7 @@ export function PostgresStorage(
     renewFanoutLeases: (leases, until) => run(() => fanout.renewFanoutLeases(sql, leases, epochMs(until))),
 
     claimDue: (lease) => run(() => claim.claimDue(sql, timed(lease), dueFloor)),
+    claimLimited: (claims, lease) => run(() => claimLimited(sql, claims, timed(lease))),
     renewLeases: (leases, until) => run(() => claim.renewLeases(sql, leases, epochMs(until))),
     recordOutcomes: (outcomes, now) => run(() => recordOutcomes(sql, outcomes, epochMs(now))),
     releaseHeld: (endpointId, now) => run(() => claim.releaseHeld(sql, endpointId, epochMs(now))),

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   customType,
+  doublePrecision,
   integer,
   jsonb,
   pgSchema,
@@ -79,7 +80,9 @@ export const deliveries = postelSchema.table(
   (t) => [
     index("deliveries_due_idx").on(t.nextAttemptAt, t.id).where(sql`${t.status} = 'pending'`),
     index("deliveries_message_id_idx").on(t.messageId),
-    index("deliveries_endpoint_status_idx").on(t.endpointId, t.status),
+    // Per endpoint: its held or pending work, and (by next_attempt_at) what is due and what is leased
+    // (`claimLimited` counts an endpoint's live leases and takes its earliest due deliveries here).
+    index("deliveries_endpoint_due_idx").on(t.endpointId, t.status, t.nextAttemptAt),
     index("deliveries_dead_lettered_idx").on(t.id).where(sql`${t.status} = 'dead-lettered'`),
   ],
 );
@@ -118,6 +121,10 @@ export const endpoints = postelSchema.table("endpoints", {
   retryPolicy: jsonb("retry_policy"),
   circuitBreaker: jsonb("circuit_breaker"),
   autoDisable: jsonb("auto_disable"),
+  /** Most requests in flight at once across every instance; NULL = `outbound.limits`. */
+  maxInFlight: integer("max_in_flight"),
+  /** Most requests per second across every instance; NULL = `outbound.limits`. */
+  rateLimit: doublePrecision("rate_limit"),
   tenantId: text("tenant_id"),
   metadata: jsonb("metadata").notNull(),
   state: text("state").notNull(),
@@ -154,6 +161,16 @@ export const endpointHealth = postelSchema.table(
   },
   (t) => [primaryKey({ columns: [t.endpointId, t.bucketStart] })],
 );
+
+/**
+ * Rate-limit buckets of endpoints with a `rateLimit`: the tokens left at `refilled_at` (see core's
+ * `bucketTokens`). Written only by `claimLimited`, under the endpoint's claim lock.
+ */
+export const endpointRateBuckets = postelSchema.table("endpoint_rate_buckets", {
+  endpointId: idText("endpoint_id").primaryKey(),
+  tokens: doublePrecision("tokens").notNull(),
+  refilledAt: ms("refilled_at").notNull(),
+});
 
 /** Inbound deduplication: `webhook-id`s already handled, until they expire. */
 export const received = postelSchema.table(

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { isPostelError, SchemaMismatchError } from "@postel/core";
 import postgres from "postgres";
@@ -15,6 +16,7 @@ const TABLES = [
   "attempts",
   "deliveries",
   "endpoint_health",
+  "endpoint_rate_buckets",
   "endpoint_secrets",
   "endpoints",
   "messages",
@@ -91,6 +93,36 @@ describe("migrate()", () => {
       const storage = PostgresStorage({ sql }, { migrate: migrateOnFirstUse });
       await expect(storage.enqueue(newMessage())).rejects.toBeInstanceOf(SchemaMismatchError);
     }
+  });
+});
+
+describe("upgrades", () => {
+  test("endpoints created before 0004_endpoint-limits read back with both limits null", async () => {
+    const sql = (await freshDatabase()).connect();
+    // What an older version's migrate() left behind: every migration before this one, recorded.
+    await sql`CREATE SCHEMA postel`;
+    await sql`CREATE TABLE postel.migrations (name text PRIMARY KEY, hash text NOT NULL, applied_at bigint NOT NULL)`;
+    const limits = SHIPPED.indexOf("0004_endpoint-limits");
+    expect(limits).toBeGreaterThan(0);
+    for (const name of SHIPPED.slice(0, limits)) {
+      const text = readFileSync(new URL(`../migrations/${name}.sql`, import.meta.url), "utf8");
+      await sql.unsafe(text);
+      const hash = createHash("sha256").update(text).digest("hex");
+      await sql`INSERT INTO postel.migrations (name, hash, applied_at) VALUES (${name}, ${hash}, 0)`;
+    }
+    await sql`
+      INSERT INTO postel.endpoints (id, url, types, headers, metadata, state, created_at, updated_at)
+      VALUES ('ep_old', 'https://old.example.com/hook', '["*"]', '{}', '{}', 'active', 1, 1)`;
+
+    await migrate(sql);
+    const applied = await sql`SELECT name FROM postel.migrations ORDER BY name`;
+    expect(applied.map((row) => row["name"])).toEqual(SHIPPED);
+    const storage = PostgresStorage({ sql }, { migrate: false });
+    expect(await storage.getEndpoint("ep_old")).toMatchObject({
+      url: "https://old.example.com/hook",
+      maxInFlight: null,
+      rateLimit: null,
+    });
   });
 });
 

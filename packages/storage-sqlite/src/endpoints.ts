@@ -41,6 +41,8 @@ const FIELD_COLUMNS: {
   retryPolicy: ["retry_policy", toJson],
   circuitBreaker: ["circuit_breaker", toJson],
   autoDisable: ["auto_disable", toJson],
+  maxInFlight: ["max_in_flight", (v) => v],
+  rateLimit: ["rate_limit", (v) => v],
   tenantId: ["tenant_id", (v) => v],
   metadata: ["metadata", toJson],
 };

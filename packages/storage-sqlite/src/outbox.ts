@@ -1,4 +1,4 @@
-import type { ClaimedDelivery, ClaimedMessage, FanoutResult, LeaseRequest, NewMessage } from "@postel/core";
+import type { ClaimedDelivery, ClaimedMessage, FanoutClaim, FanoutResult, NewMessage } from "@postel/core";
 import type { Db } from "./internal/database.js";
 import {
   leaseArgs,
@@ -20,6 +20,7 @@ const FANNED_DELIVERY_KEYS = [
   "createdAt",
   "fenceId",
   "token",
+  "leased",
 ] as const;
 const FANNED_KEYS = ["id", "token", "expired", "empty"] as const;
 const FANOUT_LEASE_KEYS = ["messageId", "token"] as const;
@@ -30,18 +31,32 @@ export function outbox(db: Db) {
     enqueue: (message: NewMessage, options?: { tx?: SqliteTransaction | undefined }) =>
       enqueueMessage(db, message, options?.tx),
 
-    async claimFanout(lease: LeaseRequest): Promise<ClaimedMessage[]> {
-      // One statement inside BEGIN IMMEDIATE: the subquery walks only the un-fanned partial index.
+    async claimFanout(lease: FanoutClaim): Promise<ClaimedMessage[]> {
+      const newest = Math.min(lease.newest?.limit ?? 0, lease.limit);
+      const claimable = "fanned_out_at IS NULL AND (lease_until IS NULL OR lease_until <= :now)";
+      // With `newest`: every message from the newest end, then the oldest ones up to the limit.
+      const ids =
+        newest > 0
+          ? `SELECT id FROM (
+              SELECT id, created_at, 0 AS oldest FROM (SELECT id, created_at FROM postel_messages
+                WHERE ${claimable} AND created_at >= :since ORDER BY created_at DESC, id DESC LIMIT :newest)
+              UNION
+              SELECT id, created_at, 1 FROM (SELECT id, created_at FROM postel_messages
+                WHERE ${claimable} ORDER BY created_at, id LIMIT :limit))
+            GROUP BY id ORDER BY min(oldest), created_at, id LIMIT :limit`
+          : `SELECT id FROM postel_messages WHERE ${claimable} ORDER BY created_at, id LIMIT :limit`;
+      // One statement inside BEGIN IMMEDIATE: the subqueries walk only the un-fanned partial index.
       const [claimed] = await db.write([
         {
           sql: `UPDATE postel_messages
             SET lease_token = ${leaseTokenSql("created_at", "id")}, lease_owner = :owner, lease_until = :until
-            WHERE id IN (
-              SELECT id FROM postel_messages
-              WHERE fanned_out_at IS NULL AND (lease_until IS NULL OR lease_until <= :now)
-              ORDER BY created_at, id LIMIT :limit)
+            WHERE id IN (${ids})
             RETURNING ${CLAIMED_MESSAGE_JSON} AS claim`,
-          args: { nonce: newLeaseNonce(), ...leaseArgs(lease) },
+          args: {
+            nonce: newLeaseNonce(),
+            ...leaseArgs(lease),
+            ...(newest > 0 ? { newest, since: lease.newest?.since ?? 0 } : {}),
+          },
         },
       ]);
       return (claimed?.rows ?? [])
@@ -68,6 +83,7 @@ export function outbox(db: Db) {
               createdAt: d.createdAt,
               fenceId: result.messageId,
               token: result.token,
+              leased: lease !== undefined && d.queued !== true ? 1 : 0,
             })),
       );
       const fanned = results.map((r) => ({
@@ -81,14 +97,15 @@ export function outbox(db: Db) {
         {
           sql: `INSERT INTO postel_deliveries (id, message_id, endpoint_id, webhook_id, status, retries_used,
               attempts_made, next_attempt_at, lease_token, lease_owner, created_at, updated_at)
-            SELECT j.id, j.messageId, j.endpointId, j.webhookId, 'pending', 0, 0, :due,
-              CASE WHEN :leased THEN ${leaseTokenSql("j.idx", "j.id")} END, :owner, j.createdAt, :now
+            SELECT j.id, j.messageId, j.endpointId, j.webhookId, 'pending', 0, 0,
+              CASE WHEN j.leased THEN :due ELSE :now END,
+              CASE WHEN j.leased THEN ${leaseTokenSql("j.idx", "j.id")} END,
+              CASE WHEN j.leased THEN :owner END, j.createdAt, :now
             FROM (${jsonRows("deliveries", FANNED_DELIVERY_KEYS)}) j
             JOIN postel_messages m ON ${unfannedFence("m", "j.fenceId", "j.token")}`,
           args: {
             deliveries: jsonArg(deliveries, FANNED_DELIVERY_KEYS),
             due: lease ? lease.until : now,
-            leased: lease ? 1 : 0,
             nonce,
             owner: lease ? lease.owner : null,
             now,

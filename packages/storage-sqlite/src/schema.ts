@@ -3,6 +3,7 @@ import {
   index,
   integer,
   primaryKey,
+  real,
   sqliteTable,
   sqliteView,
   text,
@@ -65,7 +66,8 @@ export const deliveries = sqliteTable(
     // Claiming reads only due pending rows, so it stays flat as terminal history piles up.
     index("postel_deliveries_due").on(t.nextAttemptAt, t.id).where(sql`status = 'pending'`),
     index("postel_deliveries_message").on(t.messageId),
-    index("postel_deliveries_endpoint_status").on(t.endpointId, t.status),
+    // Per endpoint: its held or pending work, and (by next_attempt_at) what is due and what is leased.
+    index("postel_deliveries_endpoint_due").on(t.endpointId, t.status, t.nextAttemptAt),
     index("postel_deliveries_lease_token").on(t.leaseToken).where(sql`lease_token IS NOT NULL`),
     index("postel_deliveries_dead_letter").on(t.id).where(sql`status = 'dead-lettered'`),
   ],
@@ -109,6 +111,10 @@ export const endpoints = sqliteTable(
     retryPolicy: text("retry_policy"),
     circuitBreaker: text("circuit_breaker"),
     autoDisable: text("auto_disable"),
+    /** Most requests in flight at once across every instance; NULL = `outbound.limits`. */
+    maxInFlight: integer("max_in_flight"),
+    /** Most requests per second across every instance; NULL = `outbound.limits`. */
+    rateLimit: real("rate_limit"),
     tenantId: text("tenant_id"),
     metadata: text("metadata").notNull(),
     state: text("state").notNull().default("active"),
@@ -145,6 +151,13 @@ export const endpointHealth = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.endpointId, t.bucketStart] })],
 );
+
+/** Rate-limit buckets of endpoints with a `rateLimit`: tokens left at `refilled_at` (core's `bucketTokens`). */
+export const endpointRateBuckets = sqliteTable("postel_endpoint_rate_buckets", {
+  endpointId: text("endpoint_id").primaryKey(),
+  tokens: real("tokens").notNull(),
+  refilledAt: integer("refilled_at").notNull(),
+});
 
 /** Inbound dedup: one record per (source, `webhook-id`), kept until `expires_at`. */
 export const received = sqliteTable(

@@ -51,6 +51,7 @@ describe("migrate", () => {
         "postel_attempts",
         "postel_deliveries",
         "postel_endpoint_health",
+        "postel_endpoint_rate_buckets",
         "postel_endpoint_secrets",
         "postel_endpoints",
         "postel_messages",
@@ -130,6 +131,38 @@ describe("migrate", () => {
     cleanups.push(() => storage.close());
     expect(await storage.endpointsRevision()).toBe(0);
     expect(await recorded(url)).toEqual(SHIPPED);
+  });
+});
+
+describe("upgrades", () => {
+  test("endpoints created before 0002_endpoint-limits read back with both limits null", async () => {
+    const { url } = freshFile();
+    const client = openClient(url);
+    // What an older version's migrate() left behind: every migration before this one, recorded.
+    await client.execute(
+      "CREATE TABLE postel_migrations (name TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)",
+    );
+    const limits = SHIPPED.indexOf("0002_endpoint-limits");
+    expect(limits).toBeGreaterThan(0);
+    for (const name of SHIPPED.slice(0, limits)) {
+      const text = readFileSync(new URL(`../migrations/${name}.sql`, import.meta.url), "utf8");
+      await client.executeMultiple(text.replaceAll("--> statement-breakpoint", ""));
+      await client.execute({
+        sql: "INSERT INTO postel_migrations VALUES (?, ?, 0)",
+        args: [name, createHash("sha256").update(text).digest("hex")],
+      });
+    }
+    await client.execute(`INSERT INTO postel_endpoints (id, url, types, headers, metadata, state, created_at, updated_at)
+      VALUES ('ep_old', 'https://old.example.com/hook', '["*"]', '{}', '{}', 'active', 1, 1)`);
+
+    await migrate(client);
+    expect(await recorded(url)).toEqual(SHIPPED);
+    const storage = SqliteStorage({ client }, { migrate: false });
+    expect(await storage.getEndpoint("ep_old")).toMatchObject({
+      url: "https://old.example.com/hook",
+      maxInFlight: null,
+      rateLimit: null,
+    });
   });
 });
 

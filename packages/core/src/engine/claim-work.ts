@@ -1,16 +1,65 @@
 import type { ClaimedDelivery } from "../storage/records.js";
-import { type FanoutContext, fanOut } from "./fanout.js";
+import type { LimitedClaim } from "../storage/storage.js";
+import type { CompiledEndpoint } from "./endpoint-cache.js";
+import { type Admit, type FanoutContext, fanOut } from "./fanout.js";
+
+/** How a worker with a fair scheduler claims (see `FairShare`); absent: take everything. */
+export interface ClaimShare {
+  /** Messages to fan out in this claim (the pool's room divided by how many endpoints a message reaches). */
+  messages: number;
+  /** Whether a delivery fan-out creates starts now or stays queued. */
+  admit: Admit;
+  /** Endpoints at their cap: due retries of theirs stay in storage. */
+  skipEndpoints: readonly string[];
+  /** A backlog of new messages is draining: take part of the fan-out claim from the newest end. */
+  catchUp: boolean;
+  /** Endpoints with limits and this worker's room for each: claimed through `claimLimited` only. */
+  limited: LimitedClaim[];
+}
+
+const limitedCache = new WeakMap<ReadonlyMap<string, CompiledEndpoint>, CompiledEndpoint[]>();
+
+/** The endpoints with a `maxInFlight` or `rateLimit` (worked out once per endpoint list). */
+export function limitedEndpoints(endpoints: ReadonlyMap<string, CompiledEndpoint>): CompiledEndpoint[] {
+  let limited = limitedCache.get(endpoints);
+  if (limited === undefined) {
+    limited = [...endpoints.values()].filter(isLimited);
+    limitedCache.set(endpoints, limited);
+  }
+  return limited;
+}
+
+/** Whether every worker together must keep the endpoint within a concurrency or rate limit. */
+export function isLimited(endpoint: CompiledEndpoint): boolean {
+  return endpoint.limits.maxInFlight !== null || endpoint.limits.rateLimit !== null;
+}
+
+/** What `claimLimited` asks for one endpoint, when this worker has room for `want` of its deliveries. */
+export function limitedClaim(endpoint: CompiledEndpoint, want: number): LimitedClaim {
+  const { maxInFlight, rateLimit } = endpoint.limits;
+  return { endpointId: endpoint.record.id, want, maxInFlight, rateLimit };
+}
+
+/** What one claim did. */
+export interface ClaimedWork {
+  /** Messages fanned out. */
+  fannedOut: number;
+  /** Whether fan-out got as many messages as it asked for (more are probably waiting). */
+  fanoutFull: boolean;
+  /** Deliveries fan-out created, queued ones included. */
+  created: number;
+  /** Deliveries leased to this worker, to start now. */
+  deliveries: ClaimedDelivery[];
+}
 
 /**
  * Claims up to `limit` deliveries: new messages first (fanned out, their deliveries come back
- * leased), topped up with due retries. Returns them and how many messages were fanned out.
+ * leased), topped up with due retries, then with the due work of endpoints that have limits (leased
+ * as their limits allow, whatever other workers hold).
  */
-export async function claimWork(
-  ctx: FanoutContext,
-  limit: number,
-): Promise<{ fannedOut: number; deliveries: ClaimedDelivery[] }> {
+export async function claimWork(ctx: FanoutContext, limit: number, share?: ClaimShare): Promise<ClaimedWork> {
   const { config, clock } = ctx;
-  const fanned = await fanOut(ctx, limit);
+  const fanned = await fanOut(ctx, share?.messages ?? limit, share?.admit, share?.catchUp);
   const deliveries = fanned.deliveries;
   if (deliveries.length < limit) {
     const now = clock.now();
@@ -19,8 +68,18 @@ export async function claimWork(
       now,
       until: now + config.workers.leaseDurationMs,
       limit: limit - deliveries.length,
+      ...(share && share.skipEndpoints.length > 0 ? { skipEndpoints: share.skipEndpoints } : {}),
     });
     deliveries.push(...due);
   }
-  return { fannedOut: fanned.messages, deliveries };
+  const limited = share?.limited.filter((claim) => claim.want > 0) ?? [];
+  if (limited.length > 0) {
+    const now = clock.now();
+    const until = now + config.workers.leaseDurationMs;
+    deliveries.push(
+      ...(await config.storage.claimLimited(limited, { owner: config.workers.id, now, until })),
+    );
+  }
+  const fanoutFull = fanned.messages >= (share?.messages ?? limit);
+  return { fannedOut: fanned.messages, fanoutFull, created: fanned.created, deliveries };
 }

@@ -1,7 +1,7 @@
 import type { Clock, TimerHandle } from "../clock.js";
 import { type Duration, toMs } from "../duration.js";
 import type { EndpointCache } from "./endpoint-cache.js";
-import { claimWork } from "./claim-work.js";
+import { type ClaimShare, claimWork, isLimited, limitedClaim, limitedEndpoints } from "./claim-work.js";
 import { Pipeline } from "./pipeline.js";
 import { type BatchContext, type BatchSummary, emptySummary, processBatch } from "./process-batch.js";
 
@@ -90,9 +90,20 @@ export class Dispatcher {
     return result;
   }
 
-  /** Fan out new messages, top up with due deliveries, deliver. Returns the work done (0 = idle). */
+  /**
+   * Fan out new messages, top up with due deliveries, deliver. Returns the work done (0 = idle). Every
+   * endpoint may take the whole batch, except that endpoints with limits are claimed within them.
+   */
   async #step(limit: number, summary: DrainResult): Promise<number> {
-    const { fannedOut, deliveries } = await claimWork(this.ctx, limit);
+    const limited = limitedEndpoints(await this.ctx.cache.recent());
+    const share: ClaimShare = {
+      messages: limit,
+      admit: (endpoint) => !isLimited(endpoint),
+      skipEndpoints: limited.map((endpoint) => endpoint.record.id),
+      catchUp: false,
+      limited: limited.map((endpoint) => limitedClaim(endpoint, limit)),
+    };
+    const { fannedOut, deliveries } = await claimWork(this.ctx, limit, share);
     summary.fannedOut += fannedOut;
     await processBatch(this.ctx, deliveries, summary);
     return fannedOut + deliveries.length;

@@ -13,6 +13,8 @@ export interface CompiledEndpoint {
   retryPolicy: RetryPolicy;
   circuitBreaker: CircuitBreakerSettings | null;
   autoDisable: AutoDisableSettings | null;
+  /** The endpoint's own `maxInFlight` / `rateLimit`, else `outbound.limits`'s; null = no limit. */
+  limits: OutboundConfig["limits"];
   /** Signs with every secret valid at `now` (rotation sends several signatures). */
   signer(now: number): Signer;
   /** `content-type` and the endpoint's own headers as flat `[name, value, ...]` pairs, names lower-case. */
@@ -76,8 +78,12 @@ export class EndpointCache {
     for (const record of records) {
       const old = previous.get(record.id);
       // State changes (circuit, disable) swap the record but keep compiled matchers and decoded keys.
+      // Limits are recomputed anyway: cheap, and exact even after an update within the same millisecond.
       const reusable = old && old.record.updatedAt === record.updatedAt && sameSecrets(old.record, record);
-      next.set(record.id, reusable ? { ...old, record } : this.#compile(record));
+      next.set(
+        record.id,
+        reusable ? { ...old, record, limits: limitsOf(record, this.config) } : this.#compile(record),
+      );
     }
     this.#endpoints = next;
     this.#revision = revision;
@@ -94,6 +100,7 @@ export class EndpointCache {
         ? (record.circuitBreaker ?? config.circuitBreaker)
         : record.circuitBreaker,
       autoDisable: config.autoDisable ? (record.autoDisable ?? config.autoDisable) : record.autoDisable,
+      limits: limitsOf(record, config),
       headerPairs: headerPairsOf(record),
       signer(now) {
         if (cached === null || now >= cached.validUntil) cached = buildSigner(record, now);
@@ -101,6 +108,13 @@ export class EndpointCache {
       },
     };
   }
+}
+
+function limitsOf(record: EndpointRecord, config: OutboundConfig): OutboundConfig["limits"] {
+  return {
+    maxInFlight: record.maxInFlight ?? config.limits.maxInFlight,
+    rateLimit: record.rateLimit ?? config.limits.rateLimit,
+  };
 }
 
 function headerPairsOf(record: EndpointRecord): string[] {

@@ -3,7 +3,7 @@ import type { OutboundConfig } from "../config.js";
 import { type EventFilter, matchesEventFilter } from "../event-filter.js";
 import type { IdGenerator } from "../ids.js";
 import { type ClaimedDelivery, type MessageRecord, pendingDelivery } from "../storage/records.js";
-import type { FanoutResult } from "../storage/storage.js";
+import type { FanoutClaim, FanoutDelivery, FanoutResult } from "../storage/storage.js";
 import { toOutboundEvent } from "./deliver.js";
 import type { CompiledEndpoint, EndpointCache } from "./endpoint-cache.js";
 
@@ -16,43 +16,71 @@ export interface FanoutContext {
 }
 
 /**
+ * Decides, per delivery fan-out creates, whether this worker starts it now (true) or leaves it queued
+ * in storage because its endpoint has no room here.
+ */
+export type Admit = (endpoint: CompiledEndpoint) => boolean;
+
+/** What one fan-out pass did. */
+export interface FanoutPass {
+  /** Messages claimed and fanned out. */
+  messages: number;
+  /** Deliveries created, queued ones included. */
+  created: number;
+  /** The deliveries this worker starts now, leased to it. */
+  deliveries: ClaimedDelivery[];
+}
+
+/**
  * Claims up to `limit` new messages and resolves the endpoints each one matches *now* (late binding).
  * A message that matches exactly one endpoint is delivered straight from its leased message: its
  * delivery row is written once, with its outcome (`ClaimedDelivery.direct`). The others have their
- * deliveries recorded first, and those come back already leased to this worker.
+ * deliveries recorded first, and those come back already leased to this worker. A delivery `admit`
+ * turns down is written queued instead (due now, not leased), for a worker with room for it.
  */
 export async function fanOut(
   ctx: FanoutContext,
   limit: number,
-): Promise<{ messages: number; deliveries: ClaimedDelivery[] }> {
+  admit: Admit = always,
+  catchUp = false,
+): Promise<FanoutPass> {
   const { config, clock } = ctx;
   const { storage, workers } = config;
   const now = clock.now();
   const until = now + workers.leaseDurationMs;
+  const claim: FanoutClaim = { owner: workers.id, now, until, limit };
+  // Behind a backlog, a quarter of the claim comes from the newest end: a message sent now is not
+  // queued behind everything sent before it.
+  if (catchUp) claim.newest = { since: now - CATCH_UP_MS, limit: Math.max(1, Math.floor(limit / 4)) };
   // The endpoint revision check runs beside the claim (two connections, one round trip of latency);
   // it still completes after the claim began, so late binding sees every endpoint written before.
-  const [claimed, fresh] = await Promise.all([
-    storage.claimFanout({ owner: workers.id, now, until, limit }),
-    ctx.cache.fresh(),
-  ]);
-  if (claimed.length === 0) return { messages: 0, deliveries: [] };
+  const [claimed, fresh] = await Promise.all([storage.claimFanout(claim), ctx.cache.fresh()]);
+  if (claimed.length === 0) return { messages: 0, created: 0, deliveries: [] };
   const endpoints = [...fresh.values()];
   const direct: ClaimedDelivery[] = [];
   const results: FanoutResult[] = [];
+  let created = 0;
+  let leased = 0;
   for (const { message, token } of claimed) {
     if (message.expiresAt !== null && now >= message.expiresAt) {
       results.push({ messageId: message.id, token, deliveries: [], expired: true });
       continue;
     }
-    const deliveries = matchingEndpoints(config, endpoints, message).map((endpoint) => ({
-      id: ctx.newId("dlv"),
-      messageId: message.id,
-      endpointId: endpoint.record.id,
-      webhookId: message.id,
-      createdAt: now,
-    }));
+    const deliveries: FanoutDelivery[] = [];
+    for (const endpoint of matchingEndpoints(config, endpoints, message)) {
+      const delivery: FanoutDelivery = {
+        id: ctx.newId("dlv"),
+        messageId: message.id,
+        endpointId: endpoint.record.id,
+        webhookId: message.id,
+        createdAt: now,
+      };
+      if (!admit(endpoint)) delivery.queued = true;
+      deliveries.push(delivery);
+    }
+    created += deliveries.length;
     const [only] = deliveries;
-    if (only !== undefined && deliveries.length === 1) {
+    if (only !== undefined && deliveries.length === 1 && only.queued !== true) {
       direct.push({
         // As its row will read once inserted, leased under its message's fan-out token.
         delivery: pendingDelivery(only, now, until, { token, owner: workers.id }),
@@ -60,16 +88,25 @@ export async function fanOut(
         leaseToken: token,
         direct: true,
       });
-    } else results.push({ messageId: message.id, token, deliveries });
+    } else {
+      for (const d of deliveries) if (d.queued !== true) leased++;
+      results.push({ messageId: message.id, token, deliveries });
+    }
   }
-  if (results.length === 0) return { messages: claimed.length, deliveries: direct };
+  if (results.length === 0) return { messages: claimed.length, created, deliveries: direct };
   const at = clock.now();
-  const recorded = await storage.recordFanout(results, at, {
-    owner: workers.id,
-    until: at + workers.leaseDurationMs,
-  });
-  return { messages: claimed.length, deliveries: [...direct, ...recorded] };
+  const recorded = await storage.recordFanout(
+    results,
+    at,
+    leased === 0 ? undefined : { owner: workers.id, until: at + workers.leaseDurationMs },
+  );
+  return { messages: claimed.length, created, deliveries: [...direct, ...recorded] };
 }
+
+const always: Admit = () => true;
+
+/** How recent a message must be for a catching-up claim to take it from the newest end. */
+const CATCH_UP_MS = 1_000;
 
 /**
  * The endpoints a message goes to: same tenant (both may be null), a matching type glob, then the

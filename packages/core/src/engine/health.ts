@@ -1,14 +1,16 @@
 import type { Clock } from "../clock.js";
+import { formatDuration } from "../duration.js";
 import { HEALTH_BUCKET_MS, type Storage } from "../storage/storage.js";
+import type { AutoDisableSettings, CircuitBreakerSettings } from "../storage/records.js";
 import type { DeliveryResult } from "./deliver.js";
 import type { CompiledEndpoint, EndpointCache } from "./endpoint-cache.js";
 import type { Emitter } from "./events.js";
 
 /**
  * Runs the endpoint state machine after a batch is recorded: a probe closes or re-opens its circuit;
- * failures may open the circuit (failure ratio over the breaker window since the last transition) or
- * disable the endpoint (ratio over the auto-disable window). Every transition is a compare-and-set in
- * storage, so when several instances race exactly one wins and emits the event.
+ * failures may open the circuit (failure ratio over the breaker window since the last transition),
+ * and an endpoint broken for long is disabled (see `#disableIfBrokenForLong`). Every transition is a
+ * compare-and-set in storage, so when several instances race exactly one wins and emits the event.
  */
 export class HealthMonitor {
   constructor(
@@ -22,19 +24,21 @@ export class HealthMonitor {
     results: readonly DeliveryResult[],
     endpoints: ReadonlyMap<string, CompiledEndpoint>,
   ): Promise<void> {
-    const failing = new Set<string>();
+    // Endpoints with a failed attempt in the batch, and whether one of those was a failed probe.
+    const failing = new Map<string, boolean>();
     for (const result of results) {
       const { attempt } = result.outcome;
       if (!attempt) continue;
       const endpointId = result.claimed.delivery.endpointId;
+      const succeeded = attempt.outcome === "success";
       if (result.probeSlot !== null) {
-        await this.#settleProbe(endpoints.get(endpointId), result.probeSlot, attempt.outcome === "success");
+        await this.#settleProbe(endpoints.get(endpointId), result.probeSlot, succeeded);
       }
-      if (attempt.outcome !== "success") failing.add(endpointId);
+      if (!succeeded) failing.set(endpointId, failing.get(endpointId) === true || result.probeSlot !== null);
     }
-    for (const endpointId of failing) {
+    for (const [endpointId, probeFailed] of failing) {
       const endpoint = endpoints.get(endpointId);
-      if (endpoint) await this.#evaluate(endpoint);
+      if (endpoint) await this.#evaluate(endpoint, probeFailed);
     }
   }
 
@@ -62,30 +66,26 @@ export class HealthMonitor {
     else this.events.emit("circuit-open", { endpointId: id, until: now + cooldownMs, failureRate: 1 });
   }
 
-  async #evaluate(endpoint: CompiledEndpoint): Promise<void> {
+  /**
+   * The breaker gets the first word. With a breaker, auto-disable is only looked at when the circuit
+   * just opened or a probe just failed, so an endpoint is never disabled straight from `active`.
+   */
+  async #evaluate(endpoint: CompiledEndpoint, probeFailed: boolean): Promise<void> {
+    const breaker = endpoint.circuitBreaker;
+    const opened =
+      breaker !== null && endpoint.record.state === "active" && (await this.#open(endpoint, breaker));
+    if (!endpoint.autoDisable || (breaker && !opened && !probeFailed)) return;
+    await this.#disableIfBrokenForLong(endpoint.record.id, endpoint.autoDisable, breaker);
+  }
+
+  async #open(endpoint: CompiledEndpoint, breaker: CircuitBreakerSettings): Promise<boolean> {
     const now = this.clock.now();
     const id = endpoint.record.id;
-    const disable = endpoint.autoDisable;
-    if (disable) {
-      const stats = await this.storage.endpointHealth(id, now - disable.windowMs);
-      const rate = stats.attempts === 0 ? 0 : stats.failures / stats.attempts;
-      if (stats.attempts >= disable.minAttempts && rate >= disable.failureRate) {
-        const reason = `auto-disabled: ${stats.failures}/${stats.attempts} attempts failed in the last ${Math.round(disable.windowMs / 1000)}s`;
-        if (
-          await this.#transition(id, { state: "disabled", circuitOpenUntil: null, disabledReason: reason })
-        ) {
-          this.events.emit("endpoint-disabled", { endpointId: id, reason });
-        }
-        return;
-      }
-    }
-    const breaker = endpoint.circuitBreaker;
-    if (!breaker || endpoint.record.state !== "active") return;
     // Count only since the last transition (from its bucket on), so a circuit that just closed starts afresh.
     const lastChange = Math.floor(endpoint.record.updatedAt / HEALTH_BUCKET_MS) * HEALTH_BUCKET_MS;
     const stats = await this.storage.endpointHealth(id, Math.max(now - breaker.windowMs, lastChange));
     const rate = stats.attempts === 0 ? 0 : stats.failures / stats.attempts;
-    if (stats.attempts < breaker.minimumVolume || rate < breaker.threshold) return;
+    if (stats.attempts < breaker.minimumVolume || rate < breaker.threshold) return false;
     const until = now + breaker.cooldownMs;
     const won = await this.storage.transitionEndpoint(
       id,
@@ -93,26 +93,52 @@ export class HealthMonitor {
       { state: "circuit-open", circuitOpenUntil: until, disabledReason: null },
       now,
     );
-    if (won) {
-      this.cache.invalidate();
-      this.events.emit("circuit-open", { endpointId: id, until, failureRate: rate });
-    }
+    if (!won) return false;
+    this.cache.invalidate();
+    this.events.emit("circuit-open", { endpointId: id, until, failureRate: rate });
+    return true;
   }
 
-  /** Compare-and-set against the endpoint's current row (the cached one may be a batch old). */
-  async #transition(
+  /**
+   * Auto-disable means "broken for long". Over the window [now − W, now] the failure ratio must reach
+   * `failureRate` with enough attempts, and the head of the window must be failing too: it was already
+   * failing a whole window ago. With a breaker the endpoint must be circuit-open, and since an open
+   * circuit lets one probe through per cooldown, the attempts needed are capped at W / cooldown and the
+   * head is long enough (two cooldowns and a bucket) to hold a probe.
+   */
+  async #disableIfBrokenForLong(
     id: string,
-    next: { state: "disabled"; circuitOpenUntil: null; disabledReason: string },
-  ): Promise<boolean> {
+    settings: AutoDisableSettings,
+    breaker: CircuitBreakerSettings | null,
+  ): Promise<void> {
+    // The current row, not the cached one: it may be a batch old.
     const current = await this.storage.getEndpoint(id);
-    if (!current || current.state === "disabled") return false;
+    if (!current || current.state === "disabled" || (breaker && current.state !== "circuit-open")) return;
+    const now = this.clock.now();
+    const { windowMs, failureRate, minAttempts } = settings;
+    const since = now - windowMs;
+    const window = await this.storage.endpointHealth(id, since);
+    const minVolume = breaker
+      ? Math.min(minAttempts, Math.max(1, Math.floor(windowMs / breaker.cooldownMs)))
+      : minAttempts;
+    if (window.attempts < minVolume || window.failures / window.attempts < failureRate) return;
+
+    const headMs = breaker
+      ? Math.min(windowMs, Math.max(windowMs / 10, 2 * breaker.cooldownMs) + HEALTH_BUCKET_MS)
+      : Math.max(windowMs / 10, HEALTH_BUCKET_MS);
+    const rest = await this.storage.endpointHealth(id, since + headMs);
+    const head = { attempts: window.attempts - rest.attempts, failures: window.failures - rest.failures };
+    if (head.failures < 1 || head.failures / head.attempts < failureRate) return;
+
+    const reason = `auto-disabled: failing for about ${formatDuration(windowMs)}: ${window.failures}/${window.attempts} attempts failed in that time`;
     const won = await this.storage.transitionEndpoint(
       id,
       { state: current.state, circuitOpenUntil: current.circuitOpenUntil },
-      next,
-      this.clock.now(),
+      { state: "disabled", circuitOpenUntil: null, disabledReason: reason },
+      now,
     );
-    if (won) this.cache.invalidate();
-    return won;
+    if (!won) return;
+    this.cache.invalidate();
+    this.events.emit("endpoint-disabled", { endpointId: id, reason });
   }
 }

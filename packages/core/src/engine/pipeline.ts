@@ -1,7 +1,17 @@
 import type { TimerHandle } from "../clock.js";
 import type { ClaimedDelivery } from "../storage/records.js";
-import { claimWork } from "./claim-work.js";
-import { type DeliveryResult, deliver } from "./deliver.js";
+import {
+  type ClaimedWork,
+  type ClaimShare,
+  claimWork,
+  isLimited,
+  limitedClaim,
+  limitedEndpoints,
+} from "./claim-work.js";
+import { ConcurrencyBudget, eventLoopLoad, type LoadProbe } from "./concurrency-budget.js";
+import { type DeliveryResult, deliver, outcomeOf } from "./deliver.js";
+import type { CompiledEndpoint } from "./endpoint-cache.js";
+import { FairShare } from "./fair-share.js";
 import {
   type BatchContext,
   type BatchSummary,
@@ -24,16 +34,25 @@ export interface PipelineControl {
 }
 
 /**
- * The worker pool of `postel.start()`. Deliveries run independently, up to `concurrency` at once:
- * the claimer tops the pool up as requests finish (no batch waits for its slowest request), and
- * outcomes are group-committed, one `recordOutcomes` at a time, in batches of up to `batchSize`
- * (or whatever finished within a 10 ms linger, or everything once nothing is in flight). Leases of everything claimed but not yet recorded are renewed
- * every half lease.
+ * The worker pool of `postel.start()`. Deliveries run independently, up to the pool's budget at once
+ * (`ConcurrencyBudget`), each endpoint within its fair share of it (`FairShare`): the claimer tops
+ * the pool up as requests finish (no batch waits for its slowest request), claims leave saturated
+ * endpoints' work in storage, and outcomes are group-committed, one `recordOutcomes` at a time, in
+ * batches of up to `batchSize` (or whatever finished within a 10 ms linger, or everything once
+ * nothing is in flight). Leases of everything claimed but not yet recorded are renewed every half
+ * lease.
  */
 export class Pipeline {
   readonly #leased = new Map<string, ClaimedDelivery>();
   readonly #summary: BatchSummary = emptySummary();
-  #inFlight = 0;
+  readonly #budget: ConcurrencyBudget;
+  readonly #fair: FairShare;
+  /** Deliveries per fanned-out message, smoothed: sizes fan-out claims to the room in the pool. */
+  #degree = 1;
+  /** The last claim filled its limit: more work is waiting. */
+  #backlog = false;
+  /** The last fan-out claim got all the messages it asked for: a backlog of new messages is draining. */
+  #fanoutBacklog = false;
   #buffer: DeliveryResult[] = [];
   #flushing: Promise<void> | null = null;
   #slotFreed: (() => void) | null = null;
@@ -43,35 +62,58 @@ export class Pipeline {
   constructor(
     private readonly ctx: BatchContext,
     private readonly control: PipelineControl,
-  ) {}
+    load: LoadProbe = eventLoopLoad(),
+  ) {
+    const { min, max } = ctx.config.workers.concurrency;
+    this.#budget = new ConcurrencyBudget(min, max, ctx.clock, load);
+    this.#fair = new FairShare(ctx.clock, () => this.#budget.value);
+  }
 
   /** Claims and delivers until `control.running()` turns false, then settles everything in flight. */
   async run(): Promise<void> {
     const renewal = renewWhileWorking(this.ctx, () => this.#leased.values());
+    this.#budget.start();
     try {
       while (this.control.running()) await this.#fill();
-      while (this.#inFlight > 0) await this.#nextSlot();
+      while (this.#fair.inFlight > 0) await this.#nextSlot();
       await this.#flushAll();
     } finally {
+      this.#budget.stop();
       renewal.cancel();
       this.#linger?.cancel();
     }
   }
 
   async #fill(): Promise<void> {
-    const { concurrency, batchSize, pollIntervalMs } = this.ctx.config.workers;
-    const free = concurrency - this.#inFlight;
+    const { batchSize, pollIntervalMs } = this.ctx.config.workers;
+    const budget = this.#budget.value;
+    const inFlight = this.#fair.inFlight;
+    const free = budget - inFlight;
     // Claim in reasonable batches: with a busy pool, wait for half a batch of free slots.
-    if (this.#inFlight > 0 && free < Math.min(batchSize, concurrency) / 2) return this.#nextSlot();
-    let claimed: ClaimedDelivery[];
+    if (inFlight > 0 && free < Math.min(batchSize, budget) / 2) {
+      if (this.#backlog) this.#budget.full();
+      return this.#nextSlot();
+    }
+    const limit = Math.min(batchSize, free);
+    let work: ClaimedWork;
     try {
-      const work = await claimWork(this.ctx, Math.min(batchSize, free));
-      claimed = work.deliveries;
+      work = await claimWork(this.ctx, limit, this.#share(limit, await this.ctx.cache.recent()));
       this.#errorBackoff = 0;
     } catch (error) {
       return this.#backOff(error, "claiming work");
     }
-    if (claimed.length === 0) return this.control.sleep(pollIntervalMs);
+    const claimed = work.deliveries;
+    if (work.fannedOut > 0)
+      this.#degree = 0.8 * this.#degree + 0.2 * Math.max(1, work.created / work.fannedOut);
+    this.#backlog = claimed.length >= limit;
+    this.#fanoutBacklog = work.fanoutFull;
+    if (claimed.length === 0) {
+      // Fan-out queued everything it claimed (saturated endpoints): there may be more to fan out.
+      if (work.fannedOut > 0) return;
+      if (this.#fair.inFlight === 0) return this.control.sleep(pollIntervalMs);
+      // A finishing request may give a saturated endpoint room for its waiting work.
+      return Promise.race([this.#nextSlot(), this.control.sleep(pollIntervalMs)]);
+    }
     for (const c of claimed) this.#leased.set(c.delivery.id, c);
     let plans: Awaited<ReturnType<typeof planBatch>>;
     try {
@@ -82,22 +124,72 @@ export class Pipeline {
       return this.#backOff(error, "planning deliveries");
     }
     const bodies = new Map<string, Uint8Array>();
+    const now = this.ctx.clock.now();
     for (const p of plans) {
       if (p.kind === "skip") {
         this.#buffer.push(skipped(p));
         continue;
       }
-      this.#inFlight++;
+      const endpointId = p.endpoint.record.id;
+      const { maxInFlight } = p.endpoint.limits;
+      if (this.#fair.room(endpointId, maxInFlight) <= 0) {
+        // Over its share (a due retry claimed before the endpoint filled up): back to storage, due
+        // now, for a worker with room. Not an attempt: no retry spent, no attempt row.
+        const outcome = outcomeOf(p.claimed, { kind: "deferred", nextAttemptAt: now }, null);
+        this.#buffer.push({ claimed: p.claimed, outcome, reason: null, probeSlot: null });
+        continue;
+      }
+      this.#fair.acquire(endpointId, maxInFlight);
       void deliver(this.ctx, p.claimed, p.endpoint, bodies, p.probeSlot).then(
-        (result) => this.#finished(result),
-        (error: unknown) => this.#finished(null, p.claimed, error),
+        (result) => this.#finished(endpointId, result),
+        (error: unknown) => this.#finished(endpointId, null, p.claimed, error),
       );
     }
     this.#flush();
   }
 
-  #finished(result: DeliveryResult | null, claimed?: ClaimedDelivery, error?: unknown): void {
-    this.#inFlight--;
+  /**
+   * How this claim shares the pool: its fan-out size, which deliveries fan-out starts now (endpoints
+   * with room and no limits), whose due work stays in storage (saturated and limited endpoints), and
+   * what to ask `claimLimited` for.
+   */
+  #share(limit: number, endpoints: ReadonlyMap<string, CompiledEndpoint>): ClaimShare {
+    const fair = this.#fair;
+    const admitted = new Map<string, number>();
+    const limited = limitedEndpoints(endpoints);
+    const skipEndpoints = fair.saturated();
+    for (const endpoint of limited) skipEndpoints.push(endpoint.record.id);
+    let left = limit;
+    const claims = limited.map((endpoint) => {
+      const want = Math.max(0, Math.min(left, fair.room(endpoint.record.id, endpoint.limits.maxInFlight)));
+      left -= want;
+      return limitedClaim(endpoint, want);
+    });
+    return {
+      messages: Math.max(1, Math.min(this.ctx.config.workers.batchSize, Math.ceil(limit / this.#degree))),
+      admit(endpoint) {
+        const id = endpoint.record.id;
+        fair.demand(id);
+        // Only `claimLimited` may lease a limited endpoint's work: every worker's leases count there.
+        if (isLimited(endpoint)) return false;
+        const taken = admitted.get(id) ?? 0;
+        if (fair.room(id) - taken <= 0) return false;
+        admitted.set(id, taken + 1);
+        return true;
+      },
+      skipEndpoints,
+      catchUp: this.#fanoutBacklog,
+      limited: claims,
+    };
+  }
+
+  #finished(
+    endpointId: string,
+    result: DeliveryResult | null,
+    claimed?: ClaimedDelivery,
+    error?: unknown,
+  ): void {
+    this.#fair.release(endpointId);
     if (result) this.#buffer.push(result);
     else if (claimed) {
       // deliver() catches network failures as values; this is a bug, not an outcome. The lease lapses.
@@ -124,7 +216,7 @@ export class Pipeline {
   #flush(force = false): void {
     if (this.#flushing || this.#buffer.length === 0) return;
     const full = this.#buffer.length >= this.ctx.config.workers.batchSize;
-    if (!force && !full && this.#inFlight > 0 && this.control.running()) {
+    if (!force && !full && this.#fair.inFlight > 0 && this.control.running()) {
       this.#linger ??= this.ctx.clock.setTimer(() => {
         this.#linger = null;
         this.#flush(true);

@@ -4,8 +4,10 @@ import { ExponentialBackoff, LinearBackoff, type RetryPolicy } from "../backoff.
 import {
   AutoDisableSchema,
   CircuitBreakerSchema,
+  maxInFlightSchema,
   type OutboundConfig,
   RetryPolicySchema,
+  rateLimitSchema,
   toConfigurationIssues,
 } from "../config.js";
 import { InvalidInputError } from "../errors.js";
@@ -16,6 +18,8 @@ import { isValidTypeGlob } from "../type-glob.js";
 // Postel owns these: a custom header may never change what is signed or how it is framed.
 const RESERVED_HEADERS = /^(webhook-|content-type$|content-length$|host$|transfer-encoding$|connection$)/i;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+const USE_DEFAULT = "use null for the default in outbound.limits";
 
 const isJsonObject = (x: unknown): x is Record<string, unknown> => {
   if (typeof x !== "object" || x === null || Array.isArray(x)) return false;
@@ -49,6 +53,8 @@ const EndpointInputSchema = v.strictObject({
   ),
   circuitBreaker: v.optional(v.nullable(CircuitBreakerSchema)),
   autoDisable: v.optional(v.nullable(AutoDisableSchema)),
+  maxInFlight: v.optional(v.nullable(maxInFlightSchema(USE_DEFAULT))),
+  rateLimit: v.optional(v.nullable(rateLimitSchema(USE_DEFAULT))),
   secret: v.optional(v.string("secret must be a string")),
   tenantId: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(255)))),
   metadata: v.optional(v.custom<Record<string, unknown>>(isJsonObject, "metadata must be a JSON object")),
@@ -133,6 +139,8 @@ export function parseEndpointInput(
   }
   if (o.circuitBreaker !== undefined) fields.circuitBreaker = o.circuitBreaker;
   if (o.autoDisable !== undefined) fields.autoDisable = o.autoDisable;
+  if (o.maxInFlight !== undefined) fields.maxInFlight = o.maxInFlight;
+  if (o.rateLimit !== undefined) fields.rateLimit = o.rateLimit;
   if (o.tenantId !== undefined) fields.tenantId = o.tenantId;
   if (o.metadata !== undefined) fields.metadata = o.metadata;
   if (o.secret !== undefined) {

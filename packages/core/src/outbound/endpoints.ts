@@ -100,6 +100,8 @@ export function createEndpointsApi({ config, clock, newId, changed }: EndpointsD
         retryPolicy: fields.retryPolicy ?? null,
         circuitBreaker: fields.circuitBreaker ?? null,
         autoDisable: fields.autoDisable ?? null,
+        maxInFlight: fields.maxInFlight ?? null,
+        rateLimit: fields.rateLimit ?? null,
         tenantId: fields.tenantId ?? null,
         metadata: fields.metadata ?? {},
         state: "active",

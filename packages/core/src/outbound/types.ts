@@ -63,6 +63,16 @@ export interface CreateEndpointInput {
   circuitBreaker?: CircuitBreakerOptions;
   /** Override auto-disable's settings for this endpoint. */
   autoDisable?: AutoDisableOptions;
+  /**
+   * Most requests in flight to this endpoint at once, across every instance (1 to 10,000).
+   * Omitted or null: `outbound.limits.maxInFlight`.
+   */
+  maxInFlight?: number | null;
+  /**
+   * Most requests per second to this endpoint, across every instance (0.01 to 100,000; `0.5` = one
+   * request every 2 s). Omitted or null: `outbound.limits.rateLimit`.
+   */
+  rateLimit?: number | null;
   /** Signing secret (`whsec_...` or `whsk_...`); generated when omitted. */
   secret?: string;
   tenantId?: string;

@@ -56,6 +56,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
     recordFanout: (results, now, lease) => outbox.recordFanout(results, now, lease),
     renewFanoutLeases: (leases, until) => outbox.renewFanoutLeases(leases, until),
     claimDue: (lease) => queue.claimDue(lease),
+    claimLimited: (claims, lease) => queue.claimLimited(claims, lease),
     renewLeases: (leases, until) => queue.renewLeases(leases, until),
     recordOutcomes: (outcomes, now) => queue.recordOutcomes(outcomes, now),
     releaseHeld: (endpointId, now) => queue.releaseHeld(endpointId, now),

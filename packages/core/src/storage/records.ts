@@ -195,6 +195,10 @@ export interface EndpointFields {
   retryPolicy: RetryPolicySpec | null;
   circuitBreaker: CircuitBreakerSettings | null;
   autoDisable: AutoDisableSettings | null;
+  /** Most requests in flight to this endpoint at once, across every instance; null = the global default. */
+  maxInFlight: number | null;
+  /** Most requests per second to this endpoint, across every instance (fractions allowed); null = the global default. */
+  rateLimit: number | null;
   tenantId: string | null;
   metadata: Record<string, unknown>;
 }

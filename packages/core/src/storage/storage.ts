@@ -31,6 +31,50 @@ export interface LeaseRequest {
   limit: number;
 }
 
+/** A claim of new messages to fan out (`claimFanout`). */
+export interface FanoutClaim extends LeaseRequest {
+  /**
+   * Also lease up to `limit` of the newest claimable messages created at or after `since` (the rest of
+   * the claim stays oldest first, and the whole claim holds at most the claim's own `limit`), so a
+   * message sent now is not queued behind a backlog of older ones. Workers ask for this while a
+   * backlog drains.
+   */
+  newest?: { since: number; limit: number };
+}
+
+/**
+ * Tokens in an endpoint's rate-limit bucket at `now`: `tokens` at `at`, refilled at `rateLimit` per second
+ * up to `max(1, rateLimit)`; a bucket never used (`tokens` null) is full. For `Storage` implementations.
+ */
+export function bucketTokens(tokens: number | null, at: number, rateLimit: number, now: number): number {
+  const burst = Math.max(1, rateLimit);
+  if (tokens === null) return burst;
+  return Math.min(burst, tokens + (Math.max(0, now - at) * rateLimit) / 1000);
+}
+
+/** A claim of due deliveries (`claimDue`). */
+export interface DueClaim extends LeaseRequest {
+  /**
+   * Endpoints whose deliveries this claim must leave alone: they are at their cap on this worker, so
+   * their work stays due for a worker with room for it. Empty or absent: no endpoint is skipped.
+   */
+  skipEndpoints?: readonly string[];
+}
+
+/** One endpoint's part of a `claimLimited` call. */
+export interface LimitedClaim {
+  endpointId: string;
+  /** Deliveries of it this worker has room for. */
+  want: number;
+  /** At most this many of its deliveries leased at once, by every worker together; null: no limit. */
+  maxInFlight: number | null;
+  /**
+   * At most this many deliveries claimed per second, by every worker together: a token bucket kept in
+   * storage, refilled at this rate up to `max(1, rateLimit)` tokens; null: no limit.
+   */
+  rateLimit: number | null;
+}
+
 /** What a worker decided for one leased delivery. */
 export type DeliveryTransition =
   /** 2xx: terminal `succeeded`. */
@@ -91,12 +135,21 @@ export interface RecordOutcomesResult {
   leaseLost: string[];
 }
 
+/** One delivery fan-out creates. */
+export interface FanoutDelivery extends NewDelivery {
+  /**
+   * Written due `now` and never leased, even when `recordFanout` leases the others: its endpoint has
+   * no room on this worker, so it waits in storage for whichever worker has.
+   */
+  queued?: boolean;
+}
+
 /** Fan-out result for one claimed message. */
 export interface FanoutResult {
   messageId: string;
   token: string;
   /** Deliveries to create; empty = no endpoint matched (the message becomes `dispatched`). */
-  deliveries: NewDelivery[];
+  deliveries: FanoutDelivery[];
   /** True when the ttl elapsed before fan-out: the message becomes `expired`, no deliveries. */
   expired?: boolean;
 }
@@ -153,14 +206,14 @@ export interface OutboxStore<Tx> {
   /**
    * Lease up to `limit` pending messages that have not been fanned out, oldest first. A message is
    * claimable when not fanned out and not currently leased (or its lease expired). Each claim gets a
-   * fresh token.
+   * fresh token. With `newest`, part of the claim comes from the newest end (see `FanoutClaim`).
    */
-  claimFanout(lease: LeaseRequest): Promise<ClaimedMessage[]>;
+  claimFanout(lease: FanoutClaim): Promise<ClaimedMessage[]>;
   /**
    * Record fan-out atomically per message, fenced by its token (a lost lease writes nothing for that
    * message): insert its deliveries (`pending`, due `now`), mark it fanned out; zero deliveries →
-   * `dispatched`; `expired: true` → `expired`. When `lease` is given, the new deliveries are
-   * returned already leased to the caller (saving a claim round trip).
+   * `dispatched`; `expired: true` → `expired`. When `lease` is given, the new deliveries (except
+   * `queued` ones) are returned already leased to the caller (saving a claim round trip).
    */
   recordFanout(
     results: FanoutResult[],
@@ -181,8 +234,18 @@ export interface DeliveryQueue {
    * Lease up to `limit` deliveries with status `pending` and `nextAttemptAt <= now`, earliest first,
    * skipping rows other workers hold (`FOR UPDATE SKIP LOCKED` / a single writer). Sets a fresh lease
    * token, `leaseOwner` and `nextAttemptAt = until`. Concurrent callers never get the same delivery.
+   * Deliveries of `skipEndpoints` are left as they are.
    */
-  claimDue(lease: LeaseRequest): Promise<ClaimedDelivery[]>;
+  claimDue(lease: DueClaim): Promise<ClaimedDelivery[]>;
+  /**
+   * Lease due deliveries of endpoints that have limits, honouring each limit across every worker that
+   * shares the storage. Claims of one endpoint are serialised (a lock, or the single writer), and per
+   * claim at most `want` are leased, at most `maxInFlight` minus its deliveries already leased (a lease
+   * counts until its outcome is recorded or it expires), and at most the whole tokens in its bucket
+   * (a new bucket is full; each delivery claimed spends one token). Earliest due first; leased like
+   * `claimDue`. Workers never `claimDue` these endpoints' deliveries.
+   */
+  claimLimited(claims: LimitedClaim[], lease: Omit<LeaseRequest, "limit">): Promise<ClaimedDelivery[]>;
   /** Extend leases still held (token matches) to `until`; returns the ids whose lease was lost. */
   renewLeases(leases: { deliveryId: string; leaseToken: string }[], until: number): Promise<string[]>;
   /**

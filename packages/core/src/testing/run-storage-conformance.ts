@@ -9,6 +9,7 @@ import { endpointTests } from "./conformance/endpoints.js";
 import { fanoutTests } from "./conformance/fanout.js";
 import { healthTests } from "./conformance/health.js";
 import { historyTests } from "./conformance/history.js";
+import { limitTests } from "./conformance/limits.js";
 import { outboxTests } from "./conformance/outbox.js";
 import { outcomeTests } from "./conformance/outcomes.js";
 import { replayTests } from "./conformance/replay.js";
@@ -97,6 +98,7 @@ export function runStorageConformance<S extends Storage<never>>(options: Storage
     outboxTests(context);
     fanoutTests(context);
     deliveryQueueTests(context);
+    limitTests(context);
     outcomeTests(context);
     directTests(context);
     healthTests(context);

@@ -120,6 +120,8 @@ export function toEndpoint(row: RawRow): EndpointRecord {
     retryPolicy: row["retry_policy"] as EndpointRecord["retryPolicy"],
     circuitBreaker: row["circuit_breaker"] as EndpointRecord["circuitBreaker"],
     autoDisable: row["auto_disable"] as EndpointRecord["autoDisable"],
+    maxInFlight: numOrNull(row["max_in_flight"]),
+    rateLimit: numOrNull(row["rate_limit"]),
     tenantId: strOrNull(row["tenant_id"]),
     metadata: row["metadata"] as Record<string, unknown>,
     state: row["state"] as EndpointState,

@@ -1,4 +1,4 @@
-import type { ClaimedDelivery, LeaseRequest, MessageRecord } from "@postel/core";
+import type { ClaimedDelivery, DueClaim, MessageRecord } from "@postel/core";
 import type { PendingQuery, Sql } from "postgres";
 import { type ClaimFloor, type FloorKey, INDEX_START } from "../internal/claim-floor.js";
 import {
@@ -36,7 +36,7 @@ export function toClaimedDelivery(
  * them joined with their messages, earliest due first, from this instance's {@link ClaimFloor} on. It
  * commits without waiting for the WAL flush (see {@link LEASE_ONLY}).
  */
-export async function claimDue(sql: Sql, lease: LeaseRequest, floor: ClaimFloor): Promise<ClaimedDelivery[]> {
+export async function claimDue(sql: Sql, lease: DueClaim, floor: ClaimFloor): Promise<ClaimedDelivery[]> {
   const rows = await claimDueStatement(sql, lease, floor.from(lease.now));
   floor.after(
     lease.now,
@@ -49,14 +49,16 @@ export async function claimDue(sql: Sql, lease: LeaseRequest, floor: ClaimFloor)
 /** The claim statement itself, scanning from `from` (tests EXPLAIN it to pin the partial index). */
 export function claimDueStatement(
   sql: Sql,
-  lease: LeaseRequest,
+  lease: DueClaim,
   from: FloorKey = INDEX_START,
 ): PendingQuery<RawRow[]> {
+  const skip = lease.skipEndpoints ?? [];
   return sql<RawRow[]>`
     WITH due AS (
       SELECT id, next_attempt_at AS due_at FROM postel.deliveries
       WHERE status = 'pending' AND next_attempt_at <= ${lease.now}::bigint
         AND (next_attempt_at, id) >= (${from.at}::bigint, ${from.id}::text) AND ${sql.unsafe(LEASE_ONLY)}
+        ${skip.length > 0 ? sql`AND endpoint_id <> ALL(${skip as string[]}::text[])` : sql``}
       ORDER BY next_attempt_at, id
       LIMIT ${lease.limit}
       FOR UPDATE SKIP LOCKED

@@ -18,15 +18,15 @@ export async function createEndpoint(sql: Sql, endpoint: EndpointRecord): Promis
   await sql`
     WITH e AS (
       INSERT INTO postel.endpoints (id, url, description, types, filter, filter_fn, transform, headers,
-        retry_policy, circuit_breaker, auto_disable, tenant_id, metadata, state, circuit_open_until,
-        disabled_reason, created_at, updated_at)
+        retry_policy, circuit_breaker, auto_disable, max_in_flight, rate_limit, tenant_id, metadata, state,
+        circuit_open_until, disabled_reason, created_at, updated_at)
       SELECT r.id, r.url, r.description, r.types, r.filter, r."filterFn", r.transform, r.headers,
-        r."retryPolicy", r."circuitBreaker", r."autoDisable", r."tenantId", r.metadata, r.state,
-        r."circuitOpenUntil", r."disabledReason", r."createdAt", r."updatedAt"
+        r."retryPolicy", r."circuitBreaker", r."autoDisable", r."maxInFlight", r."rateLimit", r."tenantId",
+        r.metadata, r.state, r."circuitOpenUntil", r."disabledReason", r."createdAt", r."updatedAt"
       FROM jsonb_to_record(${asJson(row)}::text::jsonb) AS r(id text, url text, description text, types jsonb,
         filter jsonb, "filterFn" text, transform text, headers jsonb, "retryPolicy" jsonb, "circuitBreaker" jsonb,
-        "autoDisable" jsonb, "tenantId" text, metadata jsonb, state text, "circuitOpenUntil" bigint,
-        "disabledReason" text, "createdAt" bigint, "updatedAt" bigint)
+        "autoDisable" jsonb, "maxInFlight" integer, "rateLimit" double precision, "tenantId" text, metadata jsonb,
+        state text, "circuitOpenUntil" bigint, "disabledReason" text, "createdAt" bigint, "updatedAt" bigint)
       RETURNING id
     ), secrets AS (
       INSERT INTO postel.endpoint_secrets (endpoint_id, secret, created_at, expires_at)
@@ -70,8 +70,8 @@ export async function endpointsRevision(sql: Sql): Promise<number> {
   return Number(rows[0]?.value ?? 0);
 }
 
-// [column, key in EndpointFields, how the JSON patch value becomes the column value]
-const UPDATABLE: [string, keyof EndpointFields, "text" | "jsonb"][] = [
+// [column, key in EndpointFields, the column's type (the JSON patch value is converted to it)]
+const UPDATABLE: [string, keyof EndpointFields, "text" | "jsonb" | "integer" | "double precision"][] = [
   ["url", "url", "text"],
   ["description", "description", "text"],
   ["types", "types", "jsonb"],
@@ -82,13 +82,16 @@ const UPDATABLE: [string, keyof EndpointFields, "text" | "jsonb"][] = [
   ["retry_policy", "retryPolicy", "jsonb"],
   ["circuit_breaker", "circuitBreaker", "jsonb"],
   ["auto_disable", "autoDisable", "jsonb"],
+  ["max_in_flight", "maxInFlight", "integer"],
+  ["rate_limit", "rateLimit", "double precision"],
   ["tenant_id", "tenantId", "text"],
   ["metadata", "metadata", "jsonb"],
 ];
 
 // Each column takes the patch's value when the key is present (JSON null → SQL NULL), else keeps its own.
 const SET_FROM_PATCH = UPDATABLE.map(([column, key, kind]) => {
-  const value = kind === "text" ? `p.patch->>'${key}'` : `NULLIF(p.patch->'${key}', 'null'::jsonb)`;
+  const value =
+    kind === "jsonb" ? `NULLIF(p.patch->'${key}', 'null'::jsonb)` : `(p.patch->>'${key}')::${kind}`;
   return `${column} = CASE WHEN p.patch ? '${key}' THEN ${value} ELSE e.${column} END`;
 }).join(",\n");
 

@@ -1,10 +1,4 @@
-import type {
-  ClaimedDelivery,
-  ClaimedMessage,
-  FanoutResult,
-  LeaseRequest,
-  MessageRecord,
-} from "@postel/core";
+import type { ClaimedDelivery, ClaimedMessage, FanoutClaim, FanoutResult, MessageRecord } from "@postel/core";
 import type { PendingQuery, Sql } from "postgres";
 import {
   DELIVERY_COLUMNS,
@@ -22,45 +16,66 @@ import { LEASE_ONLY, toClaimedDelivery } from "./claim.js";
 /**
  * One statement: lease the oldest messages not fanned out yet (through the partial index
  * `messages_fanout_due_idx`, from this instance's {@link ClaimFloor} on) whose fan-out lease is free or
- * expired, skipping rows other workers lock. It commits without waiting for the WAL flush (see
- * {@link LEASE_ONLY}).
+ * expired, skipping rows other workers lock; with `newest`, part of the batch comes from the index's
+ * newest end instead. It commits without waiting for the WAL flush (see {@link LEASE_ONLY}).
  */
 export async function claimFanout(
   sql: Sql,
-  lease: LeaseRequest,
+  lease: FanoutClaim,
   floor: ClaimFloor,
 ): Promise<ClaimedMessage[]> {
   const rows = await claimFanoutStatement(sql, lease, floor.from(lease.now));
   const claimed = rows.map((row) => ({ message: toMessage(row), token: row["lease_token"] as string }));
+  // The floor follows the oldest-first part only: the newest end says nothing about where it stopped.
+  const oldest = claimed.filter((_, i) => rows[i]!["newest"] !== true);
   floor.after(
     lease.now,
-    claimed.map(({ message }) => ({ at: message.createdAt, id: message.id })),
-    lease.limit,
+    oldest.map(({ message }) => ({ at: message.createdAt, id: message.id })),
+    lease.limit - (claimed.length - oldest.length),
   );
   return claimed;
 }
 
 /** The claim statement itself, scanning from `from` (tests EXPLAIN it). */
-export function claimFanoutStatement(sql: Sql, lease: LeaseRequest, from: FloorKey): PendingQuery<RawRow[]> {
+export function claimFanoutStatement(sql: Sql, lease: FanoutClaim, from: FloorKey): PendingQuery<RawRow[]> {
+  const newest = Math.min(lease.newest?.limit ?? 0, lease.limit);
+  const claimable = sql`fanned_out_at IS NULL AND status = 'pending'
+    AND (lease_until IS NULL OR lease_until <= ${lease.now}::bigint) AND ${sql.unsafe(LEASE_ONLY)}`;
+  const oldest = sql`
+    SELECT id, created_at FROM postel.messages
+    WHERE ${claimable} AND (created_at, id) >= (${from.at}::bigint, ${from.id}::text)
+    ORDER BY created_at, id
+    LIMIT ${lease.limit}
+    FOR UPDATE SKIP LOCKED`;
+  // Every message from the newest end, then the oldest ones up to the limit. Rows locked by `oldest`
+  // but not taken are released when the statement commits.
+  const due =
+    newest > 0 && lease.newest !== undefined
+      ? sql`oldest AS (${oldest}), newest AS (
+          SELECT id, created_at FROM postel.messages
+          WHERE ${claimable} AND created_at >= ${lease.newest.since}::bigint
+          ORDER BY created_at DESC, id DESC
+          LIMIT ${newest}
+          FOR UPDATE SKIP LOCKED
+        ), due AS (
+          SELECT id, newest FROM (
+            SELECT DISTINCT ON (id) id, created_at, newest FROM (
+              SELECT id, created_at, false AS newest FROM oldest
+              UNION ALL SELECT id, created_at, true FROM newest) picked
+            ORDER BY id, newest DESC) p
+          ORDER BY newest DESC, created_at, id
+          LIMIT ${lease.limit})`
+      : sql`due AS (SELECT id, false AS newest FROM (${oldest}) o)`;
   return sql<RawRow[]>`
-    WITH due AS (
-      SELECT id FROM postel.messages
-      WHERE fanned_out_at IS NULL AND status = 'pending'
-        AND (created_at, id) >= (${from.at}::bigint, ${from.id}::text)
-        AND (lease_until IS NULL OR lease_until <= ${lease.now}::bigint)
-        AND ${sql.unsafe(LEASE_ONLY)}
-      ORDER BY created_at, id
-      LIMIT ${lease.limit}
-      FOR UPDATE SKIP LOCKED
-    ), m AS (
+    WITH ${due}, m AS (
       UPDATE postel.messages m SET
         lease_token = gen_random_uuid()::text,
         lease_owner = ${lease.owner},
         lease_until = ${lease.until}::bigint
       FROM due WHERE m.id = due.id
-      RETURNING m.*
+      RETURNING m.*, due.newest
     )
-    SELECT ${sql.unsafe(MESSAGE_COLUMNS)}, m.lease_token FROM m ORDER BY m.created_at, m.id`;
+    SELECT ${sql.unsafe(MESSAGE_COLUMNS)}, m.lease_token, m.newest FROM m ORDER BY m.created_at, m.id`;
 }
 
 /**
@@ -85,6 +100,7 @@ export async function recordFanout(
       endpointId: d.endpointId,
       webhookId: d.webhookId,
       createdAt: epochMs(d.createdAt),
+      leased: lease !== undefined && d.queued !== true,
     })),
   }));
   const leased = lease !== undefined;
@@ -106,11 +122,12 @@ export async function recordFanout(
       INSERT INTO postel.deliveries AS d (id, message_id, endpoint_id, webhook_id, status, retries_used,
         attempts_made, next_attempt_at, lease_token, lease_owner, created_at, updated_at)
       SELECT n.id, f.m_id, n."endpointId", n."webhookId", 'pending', 0, 0,
-        ${leased ? lease.until : now}::bigint,
-        CASE WHEN ${leased}::boolean THEN gen_random_uuid()::text END,
-        ${lease?.owner ?? null}::text, n."createdAt", ${now}::bigint
+        CASE WHEN n.leased THEN ${leased ? lease.until : now}::bigint ELSE ${now}::bigint END,
+        CASE WHEN n.leased THEN gen_random_uuid()::text END,
+        CASE WHEN n.leased THEN ${lease?.owner ?? null}::text END, n."createdAt", ${now}::bigint
       FROM fenced f
-      CROSS JOIN LATERAL json_to_recordset(f.deliveries) AS n(id text, "endpointId" text, "webhookId" text, "createdAt" bigint)
+      CROSS JOIN LATERAL json_to_recordset(f.deliveries)
+        AS n(id text, "endpointId" text, "webhookId" text, "createdAt" bigint, leased boolean)
       WHERE NOT f.expired
       RETURNING d.*
     )
@@ -119,7 +136,7 @@ export async function recordFanout(
       -- send it back N times.
       CASE WHEN row_number() OVER (PARTITION BY d.message_id ORDER BY d.id) = 1 THEN f.m_payload END AS m_payload
     FROM d JOIN fenced f ON f.m_id = d.message_id
-    WHERE ${leased}::boolean`;
+    WHERE d.lease_token IS NOT NULL`;
   return sharingMessages(rows);
 }
 

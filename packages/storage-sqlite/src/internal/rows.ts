@@ -31,6 +31,12 @@ export function intOrNull(row: Row, column: string): number | null {
   return value === null ? null : Number(value);
 }
 
+/** Nullable REAL column. */
+export function realOrNull(row: Row, column: string): number | null {
+  const value = get(row, column);
+  return value === null ? null : Number(value);
+}
+
 /** Text column. */
 export function str(row: Row, column: string): string {
   return String(get(row, column));
@@ -198,6 +204,8 @@ export function toEndpoint(row: Row): EndpointRecord {
     retryPolicy: jsonOrNull(row, "retry_policy"),
     circuitBreaker: jsonOrNull(row, "circuit_breaker"),
     autoDisable: jsonOrNull(row, "auto_disable"),
+    maxInFlight: intOrNull(row, "max_in_flight"),
+    rateLimit: realOrNull(row, "rate_limit"),
     tenantId: strOrNull(row, "tenant_id"),
     metadata: jsonOrNull(row, "metadata") ?? {},
     state: str(row, "state") as EndpointState,

@@ -1,8 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { smallest } from "./smallest.js";
 import type { ClaimedDelivery, DeliveryRecord, HealthStats, NewDelivery } from "../records.js";
-import type { DeliveryOutcome, DeliveryTransition, LeaseRequest, RecordOutcomesResult } from "../storage.js";
-import { HEALTH_BUCKET_MS } from "../storage.js";
+import type {
+  DeliveryOutcome,
+  DeliveryTransition,
+  DueClaim,
+  LeaseRequest,
+  LimitedClaim,
+  RecordOutcomesResult,
+} from "../storage.js";
+import { bucketTokens, HEALTH_BUCKET_MS } from "../storage.js";
 import { compare, copy, type MemoryState, pendingDelivery } from "./state.js";
 
 /** Delivery-queue verbs of `InMemoryStorage`. */
@@ -13,12 +20,13 @@ export class MemoryDeliveryQueue {
     this.#state = state;
   }
 
-  async claimDue(lease: LeaseRequest): Promise<ClaimedDelivery[]> {
+  async claimDue(lease: DueClaim): Promise<ClaimedDelivery[]> {
+    const skip = new Set(lease.skipEndpoints);
     // Only the pending set is scanned, never history; an expired lease is simply due.
     const dueNow = function* (state: MemoryState) {
       for (const id of state.pending) {
         const delivery = state.deliveries.get(id)!;
-        if (delivery.nextAttemptAt <= lease.now) yield delivery;
+        if (delivery.nextAttemptAt <= lease.now && !skip.has(delivery.endpointId)) yield delivery;
       }
     };
     const due = smallest(
@@ -26,15 +34,47 @@ export class MemoryDeliveryQueue {
       lease.limit,
       (a, b) => a.nextAttemptAt - b.nextAttemptAt || compare(a.id, b.id),
     );
-    return due.map((delivery) => {
-      const leaseToken = randomUUID();
-      delivery.leaseToken = leaseToken;
-      delivery.leaseOwner = lease.owner;
-      delivery.nextAttemptAt = lease.until;
-      delivery.updatedAt = lease.now;
-      const message = this.#state.messages.get(delivery.messageId)!.record;
-      return { delivery: copy(delivery), message: copy(message), leaseToken };
-    });
+    return due.map((delivery) => this.#lease(delivery, lease));
+  }
+
+  async claimLimited(claims: LimitedClaim[], lease: Omit<LeaseRequest, "limit">): Promise<ClaimedDelivery[]> {
+    const claimed: ClaimedDelivery[] = [];
+    for (const claim of claims) {
+      const leased: DeliveryRecord[] = [];
+      const due: DeliveryRecord[] = [];
+      for (const id of this.#state.pending) {
+        const delivery = this.#state.deliveries.get(id)!;
+        if (delivery.endpointId !== claim.endpointId) continue;
+        if (delivery.nextAttemptAt <= lease.now) due.push(delivery);
+        else if (delivery.leaseToken !== null) leased.push(delivery);
+      }
+      const bucket = this.#state.rateBuckets.get(claim.endpointId);
+      const tokens =
+        claim.rateLimit === null
+          ? Number.POSITIVE_INFINITY
+          : bucketTokens(bucket?.tokens ?? null, bucket?.at ?? lease.now, claim.rateLimit, lease.now);
+      const room = claim.maxInFlight === null ? claim.want : claim.maxInFlight - leased.length;
+      const granted = smallest(
+        due,
+        Math.max(0, Math.min(claim.want, room, Math.floor(tokens))),
+        (a, b) => a.nextAttemptAt - b.nextAttemptAt || compare(a.id, b.id),
+      );
+      if (claim.rateLimit !== null) {
+        this.#state.rateBuckets.set(claim.endpointId, { tokens: tokens - granted.length, at: lease.now });
+      }
+      for (const delivery of granted) claimed.push(this.#lease(delivery, lease));
+    }
+    return claimed;
+  }
+
+  #lease(delivery: DeliveryRecord, lease: Omit<LeaseRequest, "limit">): ClaimedDelivery {
+    const leaseToken = randomUUID();
+    delivery.leaseToken = leaseToken;
+    delivery.leaseOwner = lease.owner;
+    delivery.nextAttemptAt = lease.until;
+    delivery.updatedAt = lease.now;
+    const message = this.#state.messages.get(delivery.messageId)!.record;
+    return { delivery: copy(delivery), message: copy(message), leaseToken };
   }
 
   async renewLeases(leases: { deliveryId: string; leaseToken: string }[], until: number): Promise<string[]> {

@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { smallest } from "./smallest.js";
 import { InvalidInputError } from "../../errors.js";
 import type { ClaimedDelivery, ClaimedMessage, NewMessage } from "../records.js";
-import type { FanoutResult, LeaseRequest } from "../storage.js";
-import { compare, copy, type MemoryState, pendingDelivery } from "./state.js";
+import type { FanoutResult, FanoutClaim } from "../storage.js";
+import { compare, copy, type MemoryState, type MessageRow, pendingDelivery } from "./state.js";
 
 /**
  * The handle `InMemoryStorage().transaction(fn)` passes to `fn`; give it to `send(event, { tx })`.
@@ -91,19 +91,22 @@ export class MemoryOutbox {
     }
   }
 
-  async claimFanout(lease: LeaseRequest): Promise<ClaimedMessage[]> {
-    const claimable = function* (state: MemoryState) {
+  async claimFanout(lease: FanoutClaim): Promise<ClaimedMessage[]> {
+    const claimable = function* (state: MemoryState, since = Number.NEGATIVE_INFINITY) {
       for (const id of state.unfanned) {
         const row = state.messages.get(id)!;
-        if (row.fanoutToken === null || row.fanoutLeaseUntil <= lease.now) yield row;
+        if ((row.fanoutToken === null || row.fanoutLeaseUntil <= lease.now) && row.record.createdAt >= since)
+          yield row;
       }
     };
-    const oldest = smallest(
-      claimable(this.#state),
-      lease.limit,
-      (a, b) => a.record.createdAt - b.record.createdAt || compare(a.record.id, b.record.id),
-    );
-    return oldest.map((row) => {
+    const byAge = (a: MessageRow, b: MessageRow) =>
+      a.record.createdAt - b.record.createdAt || compare(a.record.id, b.record.id);
+    const newestLimit = Math.min(lease.newest?.limit ?? 0, lease.limit);
+    const newest = smallest(claimable(this.#state, lease.newest?.since), newestLimit, (a, b) => byAge(b, a));
+    const oldest = smallest(claimable(this.#state), lease.limit, byAge);
+    // Every message from the newest end, then the oldest ones up to the limit.
+    const rows = [...new Set([...newest, ...oldest])].slice(0, lease.limit).sort(byAge);
+    return rows.map((row) => {
       const token = randomUUID();
       row.fanoutToken = token;
       row.fanoutLeaseUntil = lease.until;
@@ -130,12 +133,9 @@ export class MemoryOutbox {
         continue;
       }
       const inserted = result.deliveries.map((delivery) =>
-        pendingDelivery(
-          delivery,
-          now,
-          lease ? lease.until : now,
-          lease ? { token: randomUUID(), owner: lease.owner } : null,
-        ),
+        lease && delivery.queued !== true
+          ? pendingDelivery(delivery, now, lease.until, { token: randomUUID(), owner: lease.owner })
+          : pendingDelivery(delivery, now, now),
       );
       for (const delivery of inserted) {
         this.#state.insertDelivery(delivery);

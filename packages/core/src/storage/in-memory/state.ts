@@ -60,6 +60,8 @@ export class MemoryState {
   readonly endpoints = new Map<string, EndpointRow>();
   /** endpoint id → health bucket start → counters. */
   readonly health = new Map<string, Map<number, HealthStats>>();
+  /** endpoint id → its rate-limit bucket (see `bucketTokens`). */
+  readonly rateBuckets = new Map<string, { tokens: number; at: number }>();
   endpointsRevision = 0;
 
   /** Insert a new delivery row and index it. */

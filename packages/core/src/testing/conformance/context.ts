@@ -8,6 +8,7 @@ export const CONFORMANCE_GROUPS = [
   "transaction-isolation",
   "fanout",
   "claim-due",
+  "limits",
   "leases",
   "outcomes",
   "direct",

@@ -76,6 +76,24 @@ export function deliveryQueueTests(context: ConformanceContext): void {
       expect(await storage.claimDue(lease(T0 + 10_000, { limit: 10 }))).toHaveLength(3);
     });
 
+    test("claimDue leaves the deliveries of skipEndpoints due and unleased, and takes the others", async () => {
+      const storage = context.storage();
+      const endpoints = await createEndpoints(storage, 3);
+      const { deliveries } = await fanOut(storage, { endpoints, messages: 2 });
+      const [busy, full, free] = endpoints.map((e) => e.id);
+      const claimed = await storage.claimDue(lease(T0, { skipEndpoints: [busy!, full!] }));
+      expect(claimed.map((c) => c.delivery.endpointId)).toEqual([free, free]);
+      const skipped = deliveries.filter((d) => d.endpointId !== free);
+      for (const d of skipped) {
+        expect(await deliveryRow(storage, d)).toMatchObject({
+          status: "pending",
+          leaseToken: null,
+          nextAttemptAt: T0,
+        });
+      }
+      expect(ids((await storage.claimDue(lease(T0))).map((c) => c.delivery))).toEqual(ids(skipped));
+    });
+
     test("held and terminal deliveries are never claimed", async () => {
       const storage = context.storage();
       const endpoints = await createEndpoints(storage, 7);

@@ -16,6 +16,8 @@ function fullEndpoint(): EndpointRecord {
     retryPolicy: { kind: "exponential", schedule: [5_000, 300_000, 1_800_000], maxAttempts: 3, jitter: 0.2 },
     circuitBreaker: { threshold: 0.5, cooldownMs: 300_000, windowMs: 60_000, minimumVolume: 10 },
     autoDisable: { failureRate: 0.9, windowMs: 3_600_000, minAttempts: 20 },
+    maxInFlight: 8,
+    rateLimit: 0.5,
     tenantId: "tenant-a",
     metadata: { owner: { team: "billing", oncall: ["ana", "bo"] }, priority: 2, beta: false, note: null },
     state: "circuit-open",
@@ -166,6 +168,48 @@ export function endpointTests(context: ConformanceContext): void {
       const expected = { ...endpoint, ...patch, updatedAt: T0 + 1_000 };
       expect(await storage.updateEndpoint(endpoint.id, patch, T0 + 1_000)).toEqual(expected);
       expect(await storage.getEndpoint(endpoint.id)).toEqual(expected);
+    });
+
+    test("limits round-trip through createEndpoint, getEndpoint, listEndpoints and allEndpoints", async () => {
+      const storage = context.storage();
+      const endpoints = [
+        newEndpoint({ maxInFlight: 1, rateLimit: 100_000 }),
+        newEndpoint({ maxInFlight: 10_000, rateLimit: 0.01 }),
+        newEndpoint({ maxInFlight: 3, rateLimit: null }),
+        newEndpoint({ maxInFlight: null, rateLimit: 2.75 }),
+        newEndpoint({ maxInFlight: null, rateLimit: null }),
+      ];
+      for (const endpoint of endpoints) await storage.createEndpoint(endpoint);
+      const limitsOf = (list: EndpointRecord[]) =>
+        list.map(({ id, maxInFlight, rateLimit }) => ({ id, maxInFlight, rateLimit }));
+      for (const endpoint of endpoints) expect(await storage.getEndpoint(endpoint.id)).toEqual(endpoint);
+      expect(limitsOf(await storage.listEndpoints({ limit: 10 }))).toEqual(limitsOf(endpoints));
+      expect(limitsOf(await storage.allEndpoints())).toEqual(limitsOf(endpoints));
+    });
+
+    test("updateEndpoint sets and clears (null) limits, changing nothing else and bumping the revision", async () => {
+      const storage = context.storage();
+      const endpoint = fullEndpoint();
+      await storage.createEndpoint(endpoint);
+      const steps: [Partial<EndpointRecord>, Partial<EndpointRecord>][] = [
+        [{ maxInFlight: 4 }, { maxInFlight: 4, rateLimit: 0.5 }],
+        [{ rateLimit: 12.5 }, { maxInFlight: 4, rateLimit: 12.5 }],
+        [{ maxInFlight: null }, { maxInFlight: null, rateLimit: 12.5 }],
+        [
+          { maxInFlight: 2, rateLimit: null },
+          { maxInFlight: 2, rateLimit: null },
+        ],
+        [{ url: "https://moved.example.com/hook" }, { maxInFlight: 2, rateLimit: null }],
+      ];
+      let current = endpoint;
+      for (const [i, [patch, limits]] of steps.entries()) {
+        const revision = await storage.endpointsRevision();
+        const now = T0 + 1_000 * (i + 1);
+        current = { ...current, ...patch, ...limits, updatedAt: now };
+        expect(await storage.updateEndpoint(endpoint.id, patch, now)).toEqual(current);
+        expect(await storage.getEndpoint(endpoint.id)).toEqual(current);
+        expect(await storage.endpointsRevision()).not.toBe(revision);
+      }
     });
 
     test("updateEndpoint returns null for an unknown or deleted endpoint", async () => {

@@ -32,6 +32,28 @@ export function fanoutTests(context: ConformanceContext): void {
       expect(rest.map((claim) => claim.message.id)).toEqual([messages[3]!.id]);
     });
 
+    test("claimFanout with `newest` takes the newest messages since `since` first, then the oldest, up to `limit`", async () => {
+      const storage = context.storage();
+      const messages = Array.from({ length: 10 }, (_, i) => newMessage({ createdAt: T0 + i * 1_000 }));
+      for (const message of messages) await storage.enqueue(message);
+      const at = (indexes: number[]) => indexes.map((i) => messages[i]!.id);
+      const claimed = await storage.claimFanout(
+        lease(T0 + 20_000, { limit: 4, newest: { since: T0 + 5_000, limit: 2 } }),
+      );
+      // Oldest first in the result, whichever end each came from.
+      expect(claimed.map((c) => c.message.id)).toEqual(at([0, 1, 8, 9]));
+      // Nothing newer than `since` left: the whole claim is oldest first.
+      const next = await storage.claimFanout(
+        lease(T0 + 20_000, { limit: 3, newest: { since: T0 + 9_000, limit: 2 } }),
+      );
+      expect(next.map((c) => c.message.id)).toEqual(at([2, 3, 4]));
+      // Few messages left: both ends find the same ones, each is claimed once.
+      const rest = await storage.claimFanout(
+        lease(T0 + 20_000, { limit: 10, newest: { since: T0, limit: 5 } }),
+      );
+      expect(rest.map((c) => c.message.id)).toEqual(at([5, 6, 7]));
+    });
+
     test("a leased message is not claimable again until its lease expires", async () => {
       const storage = context.storage();
       await storage.enqueue(newMessage());
@@ -47,6 +69,42 @@ export function fanoutTests(context: ConformanceContext): void {
       const [second] = await storage.claimFanout(lease(T0 + LEASE_MS + 1, { owner: "worker-2" }));
       expect(second?.message.id).toBe(message.id);
       expect(second?.token).not.toBe(first?.token);
+    });
+
+    test("recordFanout with a lease leases every delivery except the queued ones, which are due now and unleased", async () => {
+      const storage = context.storage();
+      const endpoints = await createEndpoints(storage, 3);
+      const message = newMessage();
+      await storage.enqueue(message);
+      const [claim] = await storage.claimFanout(lease(T0));
+      const deliveries = endpoints.map((endpoint, i) => ({
+        id: nextId("dlv"),
+        messageId: message.id,
+        endpointId: endpoint.id,
+        webhookId: message.id,
+        createdAt: T0,
+        ...(i === 1 ? { queued: true } : {}),
+      }));
+      const leased = await storage.recordFanout(
+        [{ messageId: message.id, token: claim!.token, deliveries }],
+        T0 + 5,
+        { owner: "worker-1", until: T0 + 5 + LEASE_MS },
+      );
+      expect(leased.map((c) => c.delivery.id).sort()).toEqual([deliveries[0]!.id, deliveries[2]!.id].sort());
+      expect(leased.every((c) => c.message.payload === message.payload)).toBe(true);
+      const rows = new Map((await storage.listDeliveries(message.id)).map((d) => [d.id, d]));
+      expect(rows.get(deliveries[1]!.id)).toMatchObject({
+        status: "pending",
+        leaseToken: null,
+        leaseOwner: null,
+        nextAttemptAt: T0 + 5,
+      });
+      expect(rows.get(deliveries[0]!.id)).toMatchObject({
+        leaseOwner: "worker-1",
+        nextAttemptAt: T0 + 5 + LEASE_MS,
+      });
+      const due = await storage.claimDue(lease(T0 + 5));
+      expect(due.map((c) => c.delivery.id)).toEqual([deliveries[1]!.id]);
     });
 
     test("recordFanout with a stale token writes nothing, and the current holder still can", async () => {

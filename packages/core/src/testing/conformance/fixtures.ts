@@ -8,6 +8,8 @@ import type {
 } from "../../storage/records.js";
 import type {
   DeliveryTransition,
+  DueClaim,
+  FanoutClaim,
   LeaseRequest,
   RecordOutcomesResult,
   Storage,
@@ -54,6 +56,8 @@ export function newEndpoint(overrides: Partial<EndpointRecord> = {}): EndpointRe
     retryPolicy: null,
     circuitBreaker: null,
     autoDisable: null,
+    maxInFlight: null,
+    rateLimit: null,
     tenantId: null,
     metadata: {},
     state: "active",
@@ -67,7 +71,7 @@ export function newEndpoint(overrides: Partial<EndpointRecord> = {}): EndpointRe
 }
 
 /** A lease request at `now` for `LEASE_MS`. */
-export function lease(now: number, overrides: Partial<LeaseRequest> = {}): LeaseRequest {
+export function lease(now: number, overrides: Partial<DueClaim & FanoutClaim> = {}): DueClaim & FanoutClaim {
   return { owner: "worker-1", now, until: now + LEASE_MS, limit: 1000, ...overrides };
 }
 
