@@ -5,15 +5,18 @@ import { createClient } from "@libsql/client";
 import { ExponentialBackoff, LinearBackoff, Postel } from "@postel/core";
 import { generateSecret } from "@postel/signing";
 import { SqliteStorage } from "@postel/storage-sqlite";
+import { trackEndpoint } from "./endpoint-timeline.js";
 import { LiveView, progressRows, table } from "./progress.js";
 import { startReceiver } from "./receiver.js";
 
 const ORDERS = 10;
-const DEADLINE_MS = 90_000;
+const AUTO_DISABLE_WINDOW_S = 30;
+const DEADLINE_MS = 60_000;
 const started = Date.now();
 const checks: { what: string; ok: boolean }[] = [];
 const check = (what: string, ok: boolean) => checks.push({ what, ok });
 const say = (text: string) => process.stdout.write(`${text}\n`);
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
 // 1. An app database on embedded SQLite: the business table and Postel's outbox in one file.
 const dir = mkdtempSync(join(tmpdir(), "postel-demo-"));
@@ -24,17 +27,16 @@ const storage = SqliteStorage({ client });
 const postel = Postel({
   outbound: {
     storage,
-    // A short schedule so the whole story fits in about a minute (the default spans three days).
+    // Short schedules so the whole story fits in well under a minute: the defaults retry over three
+    // days, open a circuit for 5m at a time and disable only an endpoint failing for a whole hour.
     retryPolicy: ExponentialBackoff({ schedule: ["1s", "2s", "3s"], jitter: 0.1 }),
-    circuitBreaker: { threshold: 0.5, cooldown: "2s", window: "30s", minimumVolume: 5 },
-    autoDisable: { failureRate: 0.9, window: "1m", minAttempts: 12 },
+    circuitBreaker: { threshold: 0.5, cooldown: "1s", window: "30s", minimumVolume: 5 },
+    autoDisable: { failureRate: 0.9, window: `${AUTO_DISABLE_WINDOW_S}s`, minAttempts: 12 },
     workers: { pollInterval: "100ms" },
     http: { allowPrivateNetworks: true, timeout: "2s" },
   },
 });
-const events = { circuitOpen: 0, circuitClose: 0, disabled: 0, retries: 0 };
-postel.on("circuit-open", () => events.circuitOpen++);
-postel.on("circuit-close", () => events.circuitClose++);
+const events = { disabled: 0, retries: 0 };
 postel.on("endpoint-disabled", () => events.disabled++);
 postel.on("retry-scheduled", () => events.retries++);
 postel.on("error", ({ error, context }) => say(`  (worker error in ${context}: ${String(error)})`));
@@ -59,13 +61,16 @@ const broken = await postel.outbound.endpoints.create({
   url: receiver.url("/broken"),
   types: ["order.*"],
   secret: secrets.broken,
-  retryPolicy: LinearBackoff({ maxAttempts: 1, step: "1s" }),
+  // Quick retries: one probe a second for about 20s, so the open circuit is still being probed when
+  // auto-disable's condition is met (the first deliveries dead-letter on the way).
+  retryPolicy: LinearBackoff({ maxAttempts: 2, step: "250ms" }),
 });
 const named = [
   { name: "healthy", id: healthy.id, path: "/healthy" },
   { name: "flaky", id: flaky.id, path: "/flaky" },
   { name: "broken", id: broken.id, path: "/broken" },
 ] as const;
+const brokenTimeline = trackEndpoint(postel, broken.id, started);
 
 say("Postel demo — embedded SQLite, a real receiver, three endpoints\n");
 
@@ -109,15 +114,52 @@ async function until(title: string, done: () => Promise<boolean>): Promise<boole
 }
 
 const settled = await until(
-  "Delivering: healthy flows, flaky retries, broken trips its breaker",
+  "Delivering: healthy flows, flaky retries, broken opens its circuit, fails its probes and is disabled",
   async () => {
     const [h, f, b] = await rows();
     return h!.delivered === ORDERS && f!.delivered === ORDERS && b!.state === "disabled" && b!.retrying === 0;
   },
 );
+
+// The broken endpoint's story: the breaker first, then failed probes, then auto-disable.
+const { firstFailure, opened, failedProbes, disabled } = brokenTimeline;
+const disabledAt = disabled[0]?.at ?? null;
+const probesBefore = failedProbes.filter((at) => disabledAt === null || at <= disabledAt);
+say("\nThe broken endpoint, step by step:");
+if (firstFailure !== null) say(`  +${seconds(firstFailure)}  its first 503s`);
+if (opened !== null)
+  say(
+    `  +${seconds(opened)}  the breaker opens its circuit (a burst never disables): one probe per cooldown`,
+  );
+if (probesBefore.length > 0)
+  say(
+    `  +${seconds(probesBefore[0]!)} to +${seconds(probesBefore.at(-1)!)}  ${probesBefore.length} probes fail, each re-opening the circuit`,
+  );
+for (const d of disabled) say(`  +${seconds(d.at)}  ${d.reason}`);
+say(
+  `  → the breaker acted first; auto-disable waited until the failures spanned its ${AUTO_DISABLE_WINDOW_S}s window`,
+);
+say("    (back to the window's head; health is counted in 10s buckets, so a window this short is coarse)");
+
 check("healthy and flaky receive every order; broken is auto-disabled with nothing left in flight", settled);
-check("the broken endpoint's circuit opened before it was disabled", events.circuitOpen >= 1);
-check("auto-disable fired once", events.disabled === 1);
+check(
+  "broken: the breaker acted first, opening its circuit before it was disabled",
+  opened !== null && disabledAt !== null && opened <= disabledAt,
+);
+check(
+  `broken: its probes kept failing until it was disabled (${probesBefore.length} of them)`,
+  probesBefore.length >= 2,
+);
+// The window's head (its first 13s) must hold failures and health is counted in 10s buckets, so a
+// 30s window disables 7s to 18s after the first failure, depending on where in its bucket that fell.
+const failingFor = disabledAt === null || firstFailure === null ? null : disabledAt - firstFailure;
+check(
+  `broken: auto-disabled once, ${failingFor === null ? "never" : `${seconds(failingFor)} after its first 503`} (not on the burst), its failures spanning the window`,
+  disabled.length === 1 &&
+    events.disabled === 1 &&
+    failingFor !== null &&
+    failingFor >= (AUTO_DISABLE_WINDOW_S * 1000) / 5,
+);
 check("the flaky endpoint's failures were retried", events.retries >= ORDERS * 2);
 
 // 5. Fix the broken receiver, re-enable the endpoint (held deliveries resume), replay the dead letters.

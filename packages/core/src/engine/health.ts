@@ -130,7 +130,8 @@ export class HealthMonitor {
     const head = { attempts: window.attempts - rest.attempts, failures: window.failures - rest.failures };
     if (head.failures < 1 || head.failures / head.attempts < failureRate) return;
 
-    const reason = `auto-disabled: failing for about ${formatDuration(windowMs)}: ${window.failures}/${window.attempts} attempts failed in that time`;
+    // Its failures go back at least to the end of the head: that much is certain, bucket edges aside.
+    const reason = `auto-disabled: failing for over ${formatDuration(windowMs - headMs)}: ${window.failures}/${window.attempts} attempts failed in the last ${formatDuration(windowMs)}`;
     const won = await this.storage.transitionEndpoint(
       id,
       { state: current.state, circuitOpenUntil: current.circuitOpenUntil },
