@@ -46,6 +46,11 @@ export class Child<Report extends { type: string }, Command> {
     this.#process.send(command as object);
   }
 
+  /** Sends a command the process may no longer need: it may have finished and disconnected already. */
+  offer(command: Command): void {
+    if (this.#process.connected) this.#process.send(command as object, () => {});
+  }
+
   /** The next report of the given type (earlier reports of other types are dropped). */
   async next<T extends Report["type"]>(type: T, timeoutMs: number): Promise<Extract<Report, { type: T }>> {
     const deadline = Date.now() + timeoutMs;

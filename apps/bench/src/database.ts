@@ -62,12 +62,19 @@ export const PAYLOAD = JSON.stringify({
 
 /**
  * Inserts `count` pending messages the way `send()` writes them, in one statement (ids sort by
- * creation, as core's do). Workers fan them out to every matching endpoint.
+ * creation, as core's do). Message `i` has type `types[i % types.length]`. Workers fan them out to
+ * every matching endpoint.
  */
-export async function seedMessages(sql: Sql, count: number, prefix = "msg_bench"): Promise<void> {
+export async function seedMessages(
+  sql: Sql,
+  count: number,
+  prefix = "msg_bench",
+  types: string[] = ["order.created"],
+): Promise<void> {
   await sql`
     INSERT INTO postel.messages (id, type, payload, status, created_at)
-    SELECT ${prefix} || lpad(i::text, 10, '0'), 'order.created', ${PAYLOAD}, 'pending', ${Date.now()}::bigint
+    SELECT ${prefix} || lpad(i::text, 10, '0'), (${sql.array(types)}::text[])[1 + (i - 1) % ${types.length}::int],
+      ${PAYLOAD}, 'pending', ${Date.now()}::bigint
     FROM generate_series(1, ${count}::int) AS i`;
   await sql`VACUUM ANALYZE postel.messages`;
 }

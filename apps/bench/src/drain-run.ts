@@ -10,7 +10,10 @@ import {
   seedNaive,
 } from "./database.js";
 import type {
+  PostelWorkerConfig,
   ReceiverCommand,
+  ReceiverConfig,
+  ReceiverEndpoint,
   ReceiverReport,
   WorkerCommand,
   WorkerConfig,
@@ -25,6 +28,19 @@ export async function startReceiver(recordArrivals = false): Promise<{ receiver:
   const receiver = Child.start<ReceiverReport, ReceiverCommand>("receiver", { recordArrivals });
   const { port } = await receiver.next("ready", 10_000);
   return { receiver, base: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * Starts the receiver process with one server (one port, one origin) per endpoint and returns it with
+ * each endpoint's webhook URL, in order.
+ */
+export async function startEndpoints(
+  endpoints: ReceiverEndpoint[],
+): Promise<{ receiver: Receiver; urls: string[] }> {
+  const config: ReceiverConfig = { recordArrivals: false, endpoints };
+  const receiver = Child.start<ReceiverReport, ReceiverCommand>("receiver", config);
+  const { ports } = await receiver.next("ready", 10_000);
+  return { receiver, urls: ports.map((port, i) => `http://127.0.0.1:${port}/hooks/${i}`) };
 }
 
 /**
@@ -58,11 +74,18 @@ export interface DrainOptions {
 
 /** Creates `count` endpoints (all matching every type) on the receiver through Postel's API. */
 export async function createEndpoints(database: BenchDatabase, base: string, count: number): Promise<void> {
+  const endpoints = Array.from({ length: count }, (_, i) => ({ url: `${base}/hooks/${i}`, types: ["*"] }));
+  await createEndpointsAt(database, endpoints);
+}
+
+/** Creates the endpoints, in order, through Postel's API. */
+export async function createEndpointsAt(
+  database: BenchDatabase,
+  endpoints: { url: string; types: string[] }[],
+): Promise<void> {
   const storage = PostgresStorage({ sql: database.sql }, { migrate: false });
   const postel = Postel({ outbound: { storage, http: { allowPrivateNetworks: true } } });
-  for (let i = 0; i < count; i++) {
-    await postel.outbound.endpoints.create({ url: `${base}/hooks/${i}`, types: ["*"] });
-  }
+  for (const endpoint of endpoints) await postel.outbound.endpoints.create(endpoint);
 }
 
 /** Pre-enqueues messages, starts one Postel worker process and times it until every delivery is recorded. */
@@ -72,11 +95,11 @@ export async function drainWithPostel(base: string, options: DrainOptions): Prom
     if (!options.database) await createEndpoints(database, base, options.endpoints);
     await seedMessages(database.sql, options.messages, options.prefix);
     const deliveries = options.messages * options.endpoints;
-    const config: WorkerConfig = {
+    const config: PostelWorkerConfig = {
       url: database.url,
       target: deliveries,
-      // Postel's own default (workers.concurrency); BENCH_CONCURRENCY overrides it.
-      concurrency: Number(process.env["BENCH_CONCURRENCY"] ?? 128),
+      // Postel's own default (workers.concurrency "auto"); BENCH_CONCURRENCY fixes it.
+      ...(process.env["BENCH_CONCURRENCY"] ? { concurrency: Number(process.env["BENCH_CONCURRENCY"]) } : {}),
       ...(process.env["BENCH_BATCH"] ? { batchSize: Number(process.env["BENCH_BATCH"]) } : {}),
       ...options.worker,
     };
@@ -124,7 +147,8 @@ export async function drainMinimal(base: string, options: DrainOptions): Promise
 /** CPU milliseconds used so far by the database server processes of a run (0 when there are none). */
 export type DatabaseCpu = () => Promise<number>;
 
-const postgresCpu =
+/** The CPU of the PostgreSQL backends serving `database`. */
+export const postgresCpu =
   (database: BenchDatabase): DatabaseCpu =>
   () =>
     backendCpuMs(database.sql, database.name);
@@ -132,7 +156,7 @@ const postgresCpu =
 /** Starts a worker process, sends `go` and times it until it reports `done`; then stops it. */
 export async function timeWorker(
   script: string,
-  config: WorkerConfig,
+  config: PostelWorkerConfig,
   options: Pick<DrainOptions, "label" | "log" | "receiver">,
   databaseCpu: DatabaseCpu,
 ): Promise<DrainMeasurement> {

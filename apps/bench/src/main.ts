@@ -6,7 +6,10 @@ import { SERVER_URL } from "./database.js";
 import { type Scenario, scaleFor } from "./scenario.js";
 import { drain, fanout } from "./scenarios/drain.js";
 import { history } from "./scenarios/history.js";
+import { latency } from "./scenarios/latency.js";
 import { memory } from "./scenarios/memory.js";
+import { noisyNeighbour } from "./scenarios/noisy-neighbour.js";
+import { quietEndpoint } from "./scenarios/quiet-endpoint.js";
 import { sendLatency } from "./scenarios/send-latency.js";
 import { sqliteDrain } from "./scenarios/sqlite-drain.js";
 import { sqliteSendLatency } from "./scenarios/sqlite-send-latency.js";
@@ -21,6 +24,9 @@ const SCENARIOS: Scenario[] = [
   wakeLatency,
   history,
   memory,
+  noisyNeighbour,
+  quietEndpoint,
+  latency,
   sqliteDrain,
   sqliteSendLatency,
 ];

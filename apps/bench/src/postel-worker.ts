@@ -1,14 +1,14 @@
 import { Postel } from "@postel/core";
 import { PostgresStorage } from "@postel/storage-postgres";
 import { SqliteStorage } from "@postel/storage-sqlite";
-import { childConfig, report, type WorkerConfig, type WorkerReport } from "./protocol.js";
+import { childConfig, type PostelWorkerConfig, report, type WorkerReport } from "./protocol.js";
 import { traceStorage } from "./trace-storage.js";
 import { serveWorker } from "./worker-process.js";
 
 // One Postel worker process, configured as an application would: its own pool from a URL, the
 // default worker settings unless the scenario overrides them. Counts `delivered` events (emitted only
 // after the outcome is recorded) and reports when the target is reached.
-const config = childConfig<WorkerConfig>();
+const config = childConfig<PostelWorkerConfig>();
 const storage =
   config.storage === "sqlite"
     ? SqliteStorage({ url: config.url }, { migrate: false, synchronous: config.synchronous ?? "full" })
@@ -19,7 +19,7 @@ const postel = Postel({
   outbound: {
     storage,
     workers: {
-      concurrency: config.concurrency,
+      ...(config.concurrency === undefined ? {} : { concurrency: config.concurrency }),
       ...(config.batchSize === undefined ? {} : { batchSize: config.batchSize }),
     },
     http: { allowPrivateNetworks: true },

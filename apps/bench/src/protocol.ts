@@ -8,19 +8,67 @@ export function preciseNow(): number {
   return performance.timeOrigin + performance.now();
 }
 
+/** How one receiver endpoint answers a POST, after reading its body. */
+export type Behaviour =
+  /** 200 at once. */
+  | { kind: "ok" }
+  /** 200 after `ms` (a real timer: the connection stays busy meanwhile). */
+  | { kind: "delay"; ms: number }
+  /** Never answers: the connection stays open until the client gives up. */
+  | { kind: "hang" }
+  /** Status 200 and headers at once, then one body byte every `intervalMs`, never finishing. */
+  | { kind: "trickle"; intervalMs: number };
+
+/** What the receiver keeps of the requests one endpoint receives. */
+export type Recording =
+  /** The request count only (the cheapest: throughput scenarios). */
+  | "count"
+  /** Also the distinct `webhook-id`s, so retries do not count twice, and when the latest new one arrived. */
+  | "ids"
+  /** Also every request's `webhook-id` and arrival time, sent on `log`. */
+  | "log";
+
+/** One endpoint of the receiver: its own server on its own port, so its own origin (connection pool). */
+export interface ReceiverEndpoint {
+  respond: Behaviour;
+  record: Recording;
+}
+
 /** Configuration of `receiver.js`. */
 export interface ReceiverConfig {
   /** Record the arrival time of each `webhook-id` (wake-up latency); otherwise only count. */
   recordArrivals: boolean;
+  /** One server per entry, each on its own port (default: one that answers 200 and counts). */
+  endpoints?: ReceiverEndpoint[];
 }
 
-/** What the receiver reports. */
+/** What one receiver endpoint has received since the last reset. */
+export interface EndpointStats {
+  requests: number;
+  /** Distinct `webhook-id`s (0 when the endpoint records only a count). */
+  distinct: number;
+  /** When the latest new `webhook-id` arrived (`preciseNow`), 0 before the first. */
+  lastNewAt: number;
+}
+
+/** What the receiver reports. `port` is the first endpoint's, `ports` every endpoint's in order. */
 export type ReceiverReport =
-  | { type: "ready"; port: number }
-  | { type: "stats"; count: number; arrivals: [string, number][]; cpuMs: number };
+  | { type: "ready"; port: number; ports: number[] }
+  | {
+      type: "stats";
+      count: number;
+      arrivals: [string, number][];
+      endpoints: EndpointStats[];
+      cpuMs: number;
+    }
+  /** Per endpoint, every request as `[webhook-id, arrival]` (empty unless it records `log`). */
+  | { type: "log"; endpoints: [string, number][][] };
 
 /** What the orchestrator asks the receiver. */
-export type ReceiverCommand = { type: "stats" } | { type: "reset"; recordArrivals: boolean };
+export type ReceiverCommand =
+  | { type: "stats" }
+  | { type: "log" }
+  | { type: "reset"; recordArrivals: boolean };
 
 /** Which database a run uses: a PostgreSQL server, or a SQLite file. */
 export type StorageKind = "postgres" | "sqlite";
@@ -28,7 +76,7 @@ export type StorageKind = "postgres" | "sqlite";
 /** SQLite's `synchronous` for a run: `full` fsyncs every commit (Postel's default), `normal` does not. */
 export type Synchronous = "full" | "normal";
 
-/** Configuration of `postel-worker.js`, `naive-worker.js` and `naive-sqlite-worker.js`. */
+/** Configuration of the worker processes (Postel's, the naive loops, the minimal loop). */
 export interface WorkerConfig {
   /** A PostgreSQL URL, or a `file:` URL of a SQLite database. */
   url: string;
@@ -44,10 +92,14 @@ export interface WorkerConfig {
   batchSize?: number;
 }
 
+/** Configuration of `postel-worker.js`: without `concurrency`, Postel's own default applies. */
+export type PostelWorkerConfig = Omit<WorkerConfig, "concurrency"> & { concurrency?: number };
+
 /** What a worker reports. `peakRssBytes` is the kernel's high-water mark (VmHWM) when available. */
 export type WorkerReport =
   | { type: "ready" }
-  | { type: "started" }
+  /** `at`: when the loop was started (`preciseNow`, just before `postel.start()`). */
+  | { type: "started"; at: number }
   | { type: "progress"; delivered: number }
   | { type: "done"; delivered: number; elapsedMs: number; peakRssBytes: number; cpuMs: number }
   | { type: "stopped"; delivered: number; peakRssBytes: number };
@@ -55,19 +107,24 @@ export type WorkerReport =
 /** What the orchestrator tells a worker. */
 export type WorkerCommand = { type: "go" } | { type: "stop" };
 
-/** Configuration of `sender.js` (the cross-process wake-up scenario). */
+/** Configuration of `sender.js` (the cross-process wake-up scenarios). */
 export interface SenderConfig {
   url: string;
+  /** Messages sent, at most. */
   count: number;
   /** Pause between sends, so each wake-up is measured on its own. */
   intervalMs: number;
+  /** The messages' event type (default `order.created`). */
+  type?: string;
+  /** On `stop`, keep sending until this many were sent (default: stop at once). */
+  minCount?: number;
 }
 
 /** What the sender reports: per message id, when `send()` returned (the commit was acknowledged). */
 export type SenderReport = { type: "ready" } | { type: "sent"; commits: [string, number][] };
 
-/** What the orchestrator tells the sender. */
-export type SenderCommand = { type: "go" };
+/** What the orchestrator tells the sender: start, or stop early (once `minCount` were sent). */
+export type SenderCommand = { type: "go" } | { type: "stop" };
 
 /** Peak resident set size of this process: VmHWM from /proc on Linux, else the current RSS. */
 export async function peakRss(): Promise<number> {
@@ -88,9 +145,9 @@ export function cpuMs(): number {
   return (user + system) / 1000;
 }
 
-/** Sends a message to the parent process (children only). */
+/** Sends a message to the parent process (children only), unless the parent has gone. */
 export function report<T>(message: T): void {
-  process.send?.(message);
+  if (process.connected) process.send?.(message);
 }
 
 /** The JSON configuration a child was started with. */

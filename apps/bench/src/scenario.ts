@@ -26,6 +26,14 @@ export interface Scale {
   sqliteDrainMessages: number;
   /** Messages of the naive baseline's drain on a SQLite file. */
   sqliteNaiveMessages: number;
+  /** Messages fanned out to 10 endpoints, one of them slow, hung or failing (issue 13: 2,000). */
+  noisyMessages: number;
+  /** How long one noisy-neighbour run may take before it is cut off, in ms. */
+  noisyCapMs: number;
+  /** Messages pre-enqueued for the busy endpoint while the quiet one is timed (issue 13: 50,000). */
+  quietBacklog: number;
+  /** Messages to 100 endpoints that answer in 100 ms (issue 13: 20,000). */
+  latencyMessages: number;
 }
 
 /** The sizes of a full run and of `--quick`. */
@@ -44,6 +52,10 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         memoryMessages: 10_000,
         sqliteDrainMessages: 5_000,
         sqliteNaiveMessages: 500,
+        noisyMessages: 200,
+        noisyCapMs: 30_000,
+        quietBacklog: 5_000,
+        latencyMessages: 2_000,
       }
     : {
         quick,
@@ -58,6 +70,10 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         memoryMessages: 100_000,
         sqliteDrainMessages: 20_000,
         sqliteNaiveMessages: 5_000,
+        noisyMessages: 2_000,
+        noisyCapMs: 120_000,
+        quietBacklog: 50_000,
+        latencyMessages: 20_000,
       };
 }
 

@@ -9,17 +9,24 @@ import {
   type SenderReport,
 } from "./protocol.js";
 
-// The application process of the wake-up scenario: it only sends (no worker runs here), one message
-// at a time, and notes when each `send()` returned, i.e. when its commit was acknowledged.
+// The application process of the wake-up scenarios: it only sends (no worker runs here), one message
+// at a time, and notes when each `send()` returned, i.e. when its commit was acknowledged. It stops
+// after `count` messages, or earlier when told to, once it has sent `minCount`.
 const config = childConfig<SenderConfig>();
 const storage = PostgresStorage({ url: config.url }, { migrate: false });
 const postel = Postel({ outbound: { storage } });
+let stopping = false;
 
 process.on("message", async (command: SenderCommand) => {
-  if (command.type !== "go") return;
+  if (command.type === "stop") {
+    stopping = true;
+    return;
+  }
   const commits: [string, number][] = [];
+  const type = config.type ?? "order.created";
   for (let i = 0; i < config.count; i++) {
-    const { id } = await postel.outbound.send({ type: "order.created", data: { n: i } });
+    if (stopping && i >= (config.minCount ?? 0)) break;
+    const { id } = await postel.outbound.send({ type, data: { n: i } });
     commits.push([id, preciseNow()]);
     await new Promise((resolve) => setTimeout(resolve, config.intervalMs));
   }

@@ -2,7 +2,7 @@ import { Postel } from "@postel/core";
 import { generateSecret } from "@postel/signing";
 import { SqliteStorage } from "@postel/storage-sqlite";
 import { type DrainMeasurement, type Receiver, timeWorker } from "./drain-run.js";
-import type { Synchronous, WorkerConfig } from "./protocol.js";
+import type { PostelWorkerConfig, Synchronous, WorkerConfig } from "./protocol.js";
 import { createBenchFile, createNaiveTable, seedSqliteMessages, seedSqliteNaive } from "./sqlite-file.js";
 
 /** Options of one drain on a SQLite file. */
@@ -35,13 +35,13 @@ export async function drainSqliteWithPostel(
     await postel.outbound.endpoints.create({ url: `${base}/hooks/0`, types: ["*"] });
     await postel.close();
     await seedSqliteMessages(file.client, options.messages);
-    const config: WorkerConfig = {
+    const config: PostelWorkerConfig = {
       url: file.url,
       storage: "sqlite",
       synchronous: options.synchronous,
       target: options.messages,
-      // Postel's own default (workers.concurrency); BENCH_CONCURRENCY overrides it.
-      concurrency: Number(process.env["BENCH_CONCURRENCY"] ?? 128),
+      // Postel's own default (workers.concurrency "auto"); BENCH_CONCURRENCY fixes it.
+      ...(process.env["BENCH_CONCURRENCY"] ? { concurrency: Number(process.env["BENCH_CONCURRENCY"]) } : {}),
       ...(process.env["BENCH_BATCH"] ? { batchSize: Number(process.env["BENCH_BATCH"]) } : {}),
     };
     return await timeWorker("postel-worker", config, options, noServer);

@@ -25,17 +25,20 @@ export interface Metric {
   scenario: string;
   name: string;
   unit: string;
-  /** Median over the runs. */
+  /** Median over the runs (infinite when the median run did not finish: see `display`). */
   postel: number;
+  /** What the Postel column shows instead of the number, e.g. `10,368 of 18,000 after 120 s`. */
+  display?: string;
   /** Every run's value. */
   postelRuns: number[];
+  /** The baseline's median: the naive loop's, or the scenario's reference case (see its note). */
   naive?: number;
   naiveRuns?: number[];
   /** The minimal loop's median (drain only): the ceiling of a worker that does nothing but claim, sign, POST and complete. */
   minimal?: number;
   minimalRuns?: number[];
   target?: Target;
-  /** A target on postel / naive (e.g. ≥ 10× the baseline). */
+  /** A target on postel / baseline (e.g. ≥ 10× the naive loop). */
   ratioTarget?: Target;
   note?: string;
 }
@@ -75,8 +78,8 @@ export function formatTable(metrics: readonly Metric[]): string {
     "scenario",
     "metric",
     "Postel",
-    "naive",
-    "× naive",
+    "baseline",
+    "× baseline",
     "minimal loop (× naive)",
     "÷ minimal",
     "target",
@@ -93,9 +96,9 @@ export function formatTable(metrics: readonly Metric[]): string {
     return [
       m.scenario,
       `${m.name} (${m.unit})`,
-      formatNumber(m.postel),
+      m.display ?? formatNumber(m.postel),
       m.naive === undefined ? "" : formatNumber(m.naive),
-      r === undefined ? "" : `${formatNumber(r)}×`,
+      r === undefined ? "" : Number.isFinite(r) ? `${formatNumber(r)}×` : "—",
       m.minimal === undefined ? "" : `${formatNumber(m.minimal)}${ceiling}`,
       share === undefined ? "" : formatNumber(share),
       targets.join(", "),

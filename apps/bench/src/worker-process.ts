@@ -28,7 +28,7 @@ export function serveWorker(loop: WorkerLoop): (count: number) => void {
       startedAt = preciseNow();
       cpuAtStart = cpuMs();
       await loop.start();
-      report<WorkerReport>({ type: "started" });
+      report<WorkerReport>({ type: "started", at: startedAt });
     } else {
       await loop.stop();
       report<WorkerReport>({ type: "stopped", delivered, peakRssBytes: await peakRss() });
