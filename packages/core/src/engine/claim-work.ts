@@ -9,6 +9,8 @@ export interface ClaimShare {
   messages: number;
   /** Whether a delivery fan-out creates starts now or stays queued. */
   admit: Admit;
+  /** Told the endpoint of every delivery a fan-out creates, before `admit` is asked about any. */
+  present?: (endpointIds: Iterable<string>) => void;
   /** Endpoints at their cap: due retries of theirs stay in storage. */
   skipEndpoints: readonly string[];
   /** A backlog of new messages is draining: take part of the fan-out claim from the newest end. */
@@ -59,7 +61,11 @@ export interface ClaimedWork {
  */
 export async function claimWork(ctx: FanoutContext, limit: number, share?: ClaimShare): Promise<ClaimedWork> {
   const { config, clock } = ctx;
-  const fanned = await fanOut(ctx, share?.messages ?? limit, share?.admit, share?.catchUp);
+  const fanned = await fanOut(ctx, share?.messages ?? limit, {
+    admit: share?.admit,
+    present: share?.present,
+    catchUp: share?.catchUp,
+  });
   const deliveries = fanned.deliveries;
   if (deliveries.length < limit) {
     const now = clock.now();

@@ -2,11 +2,17 @@ import { performance } from "node:perf_hooks";
 import type { Clock, TimerHandle } from "../clock.js";
 
 /** How often the budget is reconsidered (clock ms). */
-const ADJUST_EVERY_MS = 250;
-/** Below this share of busy time the event loop has room for more requests. */
-const IDLE_ENOUGH = 0.6;
-/** Above it, more requests would only queue behind this process's own CPU. */
-const BUSY = 0.9;
+const ADJUST_EVERY_MS = 100;
+/** Below this share of busy time (smoothed) the event loop has room for more requests. */
+const IDLE_ENOUGH = 0.85;
+/** A step up must raise completions per interval by this much to be kept. */
+const WORTH_IT = 1.1;
+/** After a step up that did not pay, how long the budget first stays put; each further miss doubles it. */
+const HOLD_MS = 1_000;
+const MAX_HOLD_MS = 30_000;
+/** Intervals a step up is judged on (and compared with as many before it): two, so waves of requests
+ * from receivers answering in about one interval do not decide it. */
+const JUDGED_OVER = 2;
 /** A budget unused for this long steps back down. */
 const SHRINK_AFTER_MS = 10_000;
 
@@ -26,16 +32,29 @@ export function eventLoopLoad(): LoadProbe {
 
 /**
  * The pool's in-flight budget. A number in the options fixes it. By default (`"auto"`) it follows the
- * load between `min` and `max`: slow receivers hold requests open while this process idles, so when
- * the pool was full and the event loop had time to spare, the budget doubles (100 endpoints answering
- * in 100 ms need ~500 requests in flight to reach 5,000/s, not 128); when this process's own CPU is
- * the bottleneck more requests would only queue, so it stays; once the pool has not been full for
- * ten seconds it halves again, freeing sockets and memory.
+ * load between `min` and `max`, by experiment: slow receivers hold requests open while this process
+ * idles, so when quick endpoints had work held back for want of room and the event loop has time to
+ * spare, the budget doubles, and the step is kept only if requests completed rose by 10% (over two
+ * 100 ms intervals, judged after one more that lets the new slots' first requests finish, against
+ * the two before the step): 100 endpoints answering in 100 ms need ~500 in flight to reach 5,000/s,
+ * not 128. A step that did not pay is undone and the budget holds, for a second and twice as long
+ * after each further miss (up to 30 s): when this process's CPU, the database or the receivers are
+ * the bottleneck, more in flight only queues. Once nothing
+ * has pressed for ten seconds it halves again, freeing sockets and memory.
  */
 export class ConcurrencyBudget {
   #value: number;
   #full = false;
   #lastFullAt: number;
+  #completed = 0;
+  /** Completions in each of the last `JUDGED_OVER` intervals, oldest first. */
+  #recent: number[] = [];
+  /** Event-loop load, smoothed over intervals (one busy interval is no trend). */
+  #busy: number | null = null;
+  /** While a step up is on trial: completions before it, intervals left to warm up, and those judged. */
+  #trial: { before: number; warmUp: number; judged: number[] } | null = null;
+  #holdUntil = Number.NEGATIVE_INFINITY;
+  #holdMs = HOLD_MS;
   #timer: TimerHandle | null = null;
 
   constructor(
@@ -53,10 +72,15 @@ export class ConcurrencyBudget {
     return this.#value;
   }
 
-  /** Called when the pool had no room for due work. */
+  /** Called when work that a bigger pool would have started was held back. */
   full(): void {
     this.#full = true;
     this.#lastFullAt = this.clock.now();
+  }
+
+  /** Called for every request that finished. */
+  completed(): void {
+    this.#completed++;
   }
 
   /** Starts adjusting (no-op for a fixed budget). */
@@ -72,13 +96,43 @@ export class ConcurrencyBudget {
   }
 
   #adjust(): void {
-    const busy = this.load();
-    if (this.#full && busy < IDLE_ENOUGH) this.#value = Math.min(this.max, this.#value * 2);
-    else if (busy > BUSY || this.clock.now() - this.#lastFullAt >= SHRINK_AFTER_MS) {
+    const now = this.clock.now();
+    const load = this.load();
+    const busy = this.#busy === null ? load : 0.5 * this.#busy + 0.5 * load;
+    this.#busy = busy;
+    const completed = this.#completed;
+    this.#completed = 0;
+    this.#recent.push(completed);
+    if (this.#recent.length > JUDGED_OVER) this.#recent.shift();
+    const trial = this.#trial;
+    if (trial !== null) this.#judge(trial, completed, now);
+    else if (this.#full && busy < IDLE_ENOUGH && now >= this.#holdUntil && this.#value < this.max) {
+      this.#value = Math.min(this.max, this.#value * 2);
+      const before = this.#recent.reduce((sum, n) => sum + n, 0) * (JUDGED_OVER / this.#recent.length);
+      this.#trial = { before, warmUp: 1, judged: [] };
+    } else if (now - this.#lastFullAt >= SHRINK_AFTER_MS) {
       this.#value = Math.max(this.min, Math.floor(this.#value / 2));
-      if (busy <= BUSY) this.#lastFullAt = this.clock.now();
+      this.#lastFullAt = now;
     }
     this.#full = false;
     this.#timer = this.clock.setTimer(() => this.#adjust(), ADJUST_EVERY_MS);
+  }
+
+  /** A step up is kept only if the intervals after its warm-up got 10% more done than those before. */
+  #judge(trial: { before: number; warmUp: number; judged: number[] }, completed: number, now: number): void {
+    if (trial.warmUp > 0) {
+      // The new slots fill and their first requests finish.
+      trial.warmUp--;
+      return;
+    }
+    trial.judged.push(completed);
+    if (trial.judged.length < JUDGED_OVER) return;
+    const after = trial.judged.reduce((sum, n) => sum + n, 0);
+    if (after < trial.before * WORTH_IT) {
+      this.#value = Math.max(this.min, Math.floor(this.#value / 2));
+      this.#holdUntil = now + this.#holdMs;
+      this.#holdMs = Math.min(MAX_HOLD_MS, this.#holdMs * 2);
+    } else this.#holdMs = HOLD_MS;
+    this.#trial = null;
   }
 }

@@ -1,28 +1,49 @@
 import type { Clock } from "../clock.js";
 
-/**
- * An endpoint counts as having work for this long after its deliveries were last claimed or queued
- * here: its due rows are waiting in storage even when none of them is in flight.
- */
+/** How long an endpoint counts as having work after its deliveries were last claimed or held back. */
 const ACTIVE_MS = 1_000;
+/** Endpoints answering within this (smoothed) are quick: a slot given to one comes back soon. */
+const QUICK_MS = 1_000;
+
+/** When an endpoint last had work, and whether some of it was held back for want of room then. */
+interface Activity {
+  at: number;
+  heldBackAt: number;
+}
 
 /**
  * How many requests each endpoint may have in flight on this instance, so that a slow, hung or failing
  * endpoint costs only its own share of the pool.
  *
- * The budget is shared equally among the endpoints that have work: those with requests in flight and
- * those whose deliveries were claimed or queued in the last second. An endpoint alone gets the whole
- * budget (the scheduler stays work-conserving); when others have work, each gets `budget / n` (at
- * least one), and its own `maxInFlight` lowers that further. Work over an endpoint's cap is not held
- * here: it stays (or goes back) in storage, due, for whichever worker has room for it.
+ * The budget is shared equally among the endpoints that have work, `budget / n` each (at least one),
+ * and an endpoint's own `maxInFlight` lowers its cap further. An endpoint alone gets the whole budget:
+ * the scheduler stays work-conserving. Work over a cap is not held here: it stays (or goes back) in
+ * storage, due, for whichever worker has room.
+ *
+ * What an endpoint may take depends on what a slot given to it costs. A slot given to a slow or hung
+ * endpoint may not come back for the whole request timeout, so those (and endpoints not yet measured)
+ * get exactly `budget / n`, where n counts every endpoint that had deliveries claimed in the last
+ * second: a fast endpoint's short pause between batches never lets a hung one take its slots. A
+ * quick endpoint gives its slots back within a second anyway, so it gets its share of what the others
+ * with work right now leave (max-min fairness): each other endpoint with requests in flight,
+ * deliveries in the claim being handed out (all counted before any is admitted, so a batch's order
+ * decides nothing) or work held back in the last second keeps `min(what it has and wants, budget / n)`.
+ * An endpoint that sends a request now and then therefore costs a busy quick endpoint one slot, not
+ * half the pool.
  */
 export class FairShare {
   readonly #inFlight = new Map<string, number>();
-  readonly #seen = new Map<string, number>();
   /** The `maxInFlight` each endpoint in flight was started under. */
   readonly #limits = new Map<string, number | null>();
+  readonly #activity = new Map<string, Activity>();
+  /** Endpoints with deliveries in the claim being handed out, and how many. */
+  #present = new Map<string, number>();
+  /** Smoothed latency of each endpoint's answered requests (ms). */
+  readonly #latency = new Map<string, number>();
   #total = 0;
-  #share = 0;
+  /** Endpoints that count as having work: every one for a slow endpoint's share, and those with work
+   * now (with what each has or wants) for a quick one's. */
+  #counts: { careful: number; now: Map<string, number> } = { careful: 0, now: new Map() };
   #sharedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -40,64 +61,128 @@ export class FairShare {
     return this.#inFlight.get(endpointId) ?? 0;
   }
 
-  /** Notes that the endpoint has work now (a delivery of it was claimed, queued or found due). */
-  demand(endpointId: string): void {
-    if (this.#inFlight.has(endpointId) || this.#seen.get(endpointId) === this.clock.now()) return;
-    if (!this.#seen.has(endpointId)) this.#sharedAt = Number.NEGATIVE_INFINITY;
-    this.#seen.set(endpointId, this.clock.now());
+  /** Counts these endpoints (one entry per delivery) as having work until `claimed()`. */
+  present(endpointIds: Iterable<string>): void {
+    const now = this.clock.now();
+    for (const id of endpointIds) {
+      this.#present.set(id, (this.#present.get(id) ?? 0) + 1);
+      const activity = this.#activity.get(id);
+      if (activity) activity.at = now;
+      else this.#activity.set(id, { at: now, heldBackAt: Number.NEGATIVE_INFINITY });
+    }
+    this.#sharedAt = Number.NEGATIVE_INFINITY;
   }
 
-  /** The most requests the endpoint may have in flight now; `limit` is its own `maxInFlight`, if any. */
-  cap(limit: number | null = null): number {
-    const share = this.#currentShare();
+  /** The claim has been handed out: its endpoints now count through their activity. */
+  claimed(): void {
+    if (this.#present.size === 0) return;
+    this.#present = new Map();
+    this.#sharedAt = Number.NEGATIVE_INFINITY;
+  }
+
+  /** Notes that some of the endpoint's work was held back for want of room: it has work waiting. */
+  heldBack(endpointId: string): void {
+    const now = this.clock.now();
+    const activity = this.#activity.get(endpointId);
+    if (activity) {
+      activity.at = now;
+      activity.heldBackAt = now;
+    } else this.#activity.set(endpointId, { at: now, heldBackAt: now });
+    this.#sharedAt = Number.NEGATIVE_INFINITY;
+  }
+
+  /** The most requests the endpoint may have in flight now (`limit`: its own `maxInFlight`, if any). */
+  cap(endpointId: string, limit: number | null = null): number {
+    const counts = this.#currentCounts();
+    const budget = this.budget();
+    let share: number;
+    if (this.quick(endpointId)) {
+      // Max-min: an equal share of the endpoints with work now, and whatever the others leave.
+      const n = counts.now.size + (counts.now.has(endpointId) ? 0 : 1);
+      const equal = budget / n;
+      let others = 0;
+      for (const [id, wants] of counts.now) if (id !== endpointId) others += Math.min(wants, equal);
+      share = Math.max(1, Math.floor(Math.max(equal, budget - others)));
+    } else {
+      // The endpoint asking counts itself, whether or not it is counted yet.
+      const known = this.#activity.has(endpointId) || this.#inFlight.has(endpointId);
+      share = Math.max(1, Math.floor(budget / (counts.careful + (known ? 0 : 1))));
+    }
     return limit === null ? share : Math.min(limit, share);
   }
 
   /** How many more requests the endpoint may start now (≤ 0 when it is at its cap). */
   room(endpointId: string, limit: number | null = null): number {
-    return this.cap(limit) - this.inFlightOf(endpointId);
+    return this.cap(endpointId, limit) - this.inFlightOf(endpointId);
   }
 
   /** Counts a request to the endpoint (whose own `maxInFlight` is `limit`) as started. */
   acquire(endpointId: string, limit: number | null = null): void {
+    if (!this.#inFlight.has(endpointId)) this.#sharedAt = Number.NEGATIVE_INFINITY;
     this.#limits.set(endpointId, limit);
     this.#inFlight.set(endpointId, this.inFlightOf(endpointId) + 1);
     this.#total++;
   }
 
-  /** Counts a request to the endpoint as finished. */
-  release(endpointId: string): void {
+  /** Counts a request to the endpoint as finished; `latencyMs` when the receiver answered. */
+  release(endpointId: string, latencyMs: number | null = null): void {
     const left = this.inFlightOf(endpointId) - 1;
     if (left > 0) this.#inFlight.set(endpointId, left);
     else {
       this.#inFlight.delete(endpointId);
       this.#limits.delete(endpointId);
-      // It still has work for a while (its next deliveries may be due): keep it in the count.
-      this.#seen.set(endpointId, this.clock.now());
+      this.#sharedAt = Number.NEGATIVE_INFINITY;
     }
     this.#total--;
+    if (latencyMs !== null) {
+      const smoothed = this.#latency.get(endpointId);
+      if (smoothed === undefined && this.#latency.size >= 10_000) this.#latency.clear();
+      this.#latency.set(endpointId, smoothed === undefined ? latencyMs : 0.8 * smoothed + 0.2 * latencyMs);
+    }
+  }
+
+  /**
+   * Whether the endpoint answers quickly (smoothed latency under a second). Hung, trickling and slow
+   * endpoints are not, nor is one that has not answered yet.
+   */
+  quick(endpointId: string): boolean {
+    const latency = this.#latency.get(endpointId);
+    return latency !== undefined && latency < QUICK_MS;
   }
 
   /** Endpoints at or over their cap: claims skip their deliveries. */
   saturated(): string[] {
     const full: string[] = [];
     for (const [endpointId, n] of this.#inFlight) {
-      if (n >= this.cap(this.#limits.get(endpointId) ?? null)) full.push(endpointId);
+      if (n >= this.cap(endpointId, this.#limits.get(endpointId) ?? null)) full.push(endpointId);
     }
     return full;
   }
 
-  /** budget / endpoints with work, recomputed at most once per clock millisecond or when one appears. */
-  #currentShare(): number {
+  /** Who has work, recomputed at most once per clock millisecond or when the endpoints change. */
+  #currentCounts(): { careful: number; now: Map<string, number> } {
     const now = this.clock.now();
-    if (now === this.#sharedAt) return this.#share;
-    for (const [endpointId, at] of this.#seen) {
-      if (now - at >= ACTIVE_MS && !this.#inFlight.has(endpointId)) this.#seen.delete(endpointId);
+    if (now === this.#sharedAt) return this.#counts;
+    let careful = 0;
+    const withWork = new Map<string, number>();
+    for (const [endpointId, activity] of this.#activity) {
+      const has = this.inFlightOf(endpointId) + (this.#present.get(endpointId) ?? 0);
+      if (has === 0 && now - activity.at >= ACTIVE_MS) {
+        this.#activity.delete(endpointId);
+        continue;
+      }
+      careful++;
+      // Work held back: it wants as much as it can get.
+      if (now - activity.heldBackAt < ACTIVE_MS) withWork.set(endpointId, Number.POSITIVE_INFINITY);
+      else if (has > 0) withWork.set(endpointId, has);
     }
-    let active = this.#seen.size;
-    for (const endpointId of this.#inFlight.keys()) if (!this.#seen.has(endpointId)) active++;
-    this.#share = Math.max(1, Math.floor(this.budget() / Math.max(1, active)));
+    for (const [endpointId, n] of this.#inFlight) {
+      if (this.#activity.has(endpointId)) continue;
+      careful++;
+      withWork.set(endpointId, n);
+    }
+    this.#counts = { careful, now: withWork };
     this.#sharedAt = now;
-    return this.#share;
+    return this.#counts;
   }
 }

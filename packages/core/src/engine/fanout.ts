@@ -21,6 +21,15 @@ export interface FanoutContext {
  */
 export type Admit = (endpoint: CompiledEndpoint) => boolean;
 
+/** How a worker's scheduler takes part in fan-out. */
+export interface FanoutOptions {
+  admit?: Admit | undefined;
+  /** Called with every endpoint the claimed messages have deliveries for, before any `admit`. */
+  present?: ((endpointIds: Iterable<string>) => void) | undefined;
+  /** Take part of the claim from the newest end (a backlog of new messages is draining). */
+  catchUp?: boolean | undefined;
+}
+
 /** What one fan-out pass did. */
 export interface FanoutPass {
   /** Messages claimed and fanned out. */
@@ -41,9 +50,9 @@ export interface FanoutPass {
 export async function fanOut(
   ctx: FanoutContext,
   limit: number,
-  admit: Admit = always,
-  catchUp = false,
+  options: FanoutOptions = {},
 ): Promise<FanoutPass> {
+  const { admit = always, present, catchUp = false } = options;
   const { config, clock } = ctx;
   const { storage, workers } = config;
   const now = clock.now();
@@ -61,13 +70,27 @@ export async function fanOut(
   const results: FanoutResult[] = [];
   let created = 0;
   let leased = 0;
-  for (const { message, token } of claimed) {
-    if (message.expiresAt !== null && now >= message.expiresAt) {
+  const matched = claimed.map(({ message, token }) => ({
+    message,
+    token,
+    // null: the ttl elapsed before fan-out.
+    endpoints:
+      message.expiresAt !== null && now >= message.expiresAt
+        ? null
+        : matchingEndpoints(config, endpoints, message),
+  }));
+  if (present) {
+    const ids: string[] = [];
+    for (const m of matched) for (const endpoint of m.endpoints ?? []) ids.push(endpoint.record.id);
+    present(ids);
+  }
+  for (const { message, token, endpoints: matches } of matched) {
+    if (matches === null) {
       results.push({ messageId: message.id, token, deliveries: [], expired: true });
       continue;
     }
     const deliveries: FanoutDelivery[] = [];
-    for (const endpoint of matchingEndpoints(config, endpoints, message)) {
+    for (const endpoint of matches) {
       const delivery: FanoutDelivery = {
         id: ctx.newId("dlv"),
         messageId: message.id,

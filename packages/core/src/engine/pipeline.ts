@@ -49,6 +49,12 @@ export class Pipeline {
   readonly #fair: FairShare;
   /** Deliveries per fanned-out message, smoothed: sizes fan-out claims to the room in the pool. */
   #degree = 1;
+  /**
+   * Share of fan-out's deliveries started at once (the rest were queued: their endpoints had no
+   * room), smoothed: while one endpoint is at its share, fan-out claims shrink instead of turning its
+   * backlog into queued rows.
+   */
+  #admitted = 1;
   /** The last claim filled its limit: more work is waiting. */
   #backlog = false;
   /** The last fan-out claim got all the messages it asked for: a backlog of new messages is draining. */
@@ -96,22 +102,29 @@ export class Pipeline {
     }
     const limit = Math.min(batchSize, free);
     let work: ClaimedWork;
+    this.#fair.claimed(); // whatever an earlier claim that handed nothing out left counted
+    const share = this.#share(limit, await this.ctx.cache.recent());
     try {
-      work = await claimWork(this.ctx, limit, this.#share(limit, await this.ctx.cache.recent()));
+      work = await claimWork(this.ctx, limit, share);
       this.#errorBackoff = 0;
     } catch (error) {
       return this.#backOff(error, "claiming work");
     }
+    if (share.heldBackQuick()) this.#budget.full();
     const claimed = work.deliveries;
-    if (work.fannedOut > 0)
+    if (work.fannedOut > 0) {
       this.#degree = 0.8 * this.#degree + 0.2 * Math.max(1, work.created / work.fannedOut);
+      const started = work.created === 0 ? 1 : (work.created - share.heldBack()) / work.created;
+      this.#admitted = 0.5 * this.#admitted + 0.5 * started;
+    }
     this.#backlog = claimed.length >= limit;
     this.#fanoutBacklog = work.fanoutFull;
     if (claimed.length === 0) {
-      // Fan-out queued everything it claimed (saturated endpoints): there may be more to fan out.
-      if (work.fannedOut > 0) return;
-      if (this.#fair.inFlight === 0) return this.control.sleep(pollIntervalMs);
-      // A finishing request may give a saturated endpoint room for its waiting work.
+      if (this.#fair.inFlight === 0) {
+        // Fan-out queued everything it claimed (endpoints with limits): there may be more to fan out.
+        return work.fannedOut > 0 ? undefined : this.control.sleep(pollIntervalMs);
+      }
+      // Nothing here has room: a finishing request may give a saturated endpoint room again.
       return Promise.race([this.#nextSlot(), this.control.sleep(pollIntervalMs)]);
     }
     for (const c of claimed) this.#leased.set(c.delivery.id, c);
@@ -125,6 +138,7 @@ export class Pipeline {
     }
     const bodies = new Map<string, Uint8Array>();
     const now = this.ctx.clock.now();
+    this.#fair.present(claimed.map((c) => c.delivery.endpointId));
     for (const p of plans) {
       if (p.kind === "skip") {
         this.#buffer.push(skipped(p));
@@ -135,16 +149,18 @@ export class Pipeline {
       if (this.#fair.room(endpointId, maxInFlight) <= 0) {
         // Over its share (a due retry claimed before the endpoint filled up): back to storage, due
         // now, for a worker with room. Not an attempt: no retry spent, no attempt row.
+        this.#fair.heldBack(endpointId);
         const outcome = outcomeOf(p.claimed, { kind: "deferred", nextAttemptAt: now }, null);
         this.#buffer.push({ claimed: p.claimed, outcome, reason: null, probeSlot: null });
         continue;
       }
       this.#fair.acquire(endpointId, maxInFlight);
       void deliver(this.ctx, p.claimed, p.endpoint, bodies, p.probeSlot).then(
-        (result) => this.#finished(endpointId, result),
-        (error: unknown) => this.#finished(endpointId, null, p.claimed, error),
+        (result) => this.#finished(endpointId, result, answeredIn(result)),
+        (error: unknown) => this.#finished(endpointId, null, null, p.claimed, error),
       );
     }
+    this.#fair.claimed();
     this.#flush();
   }
 
@@ -153,9 +169,16 @@ export class Pipeline {
    * with room and no limits), whose due work stays in storage (saturated and limited endpoints), and
    * what to ask `claimLimited` for.
    */
-  #share(limit: number, endpoints: ReadonlyMap<string, CompiledEndpoint>): ClaimShare {
+  #share(
+    limit: number,
+    endpoints: ReadonlyMap<string, CompiledEndpoint>,
+  ): ClaimShare & { heldBack(): number; heldBackQuick(): boolean } {
     const fair = this.#fair;
     const admitted = new Map<string, number>();
+    // Deliveries fan-out queued because their endpoint was at its share; whether one of those answers
+    // quickly (then a bigger pool would deliver more).
+    let heldBack = 0;
+    let heldBackQuick = false;
     const limited = limitedEndpoints(endpoints);
     const skipEndpoints = fair.saturated();
     for (const endpoint of limited) skipEndpoints.push(endpoint.record.id);
@@ -166,17 +189,27 @@ export class Pipeline {
       return limitedClaim(endpoint, want);
     });
     return {
-      messages: Math.max(1, Math.min(this.ctx.config.workers.batchSize, Math.ceil(limit / this.#degree))),
+      messages: Math.max(
+        1,
+        Math.min(this.ctx.config.workers.batchSize, Math.ceil((limit * this.#admitted) / this.#degree)),
+      ),
+      present: (ids) => fair.present(ids),
       admit(endpoint) {
         const id = endpoint.record.id;
-        fair.demand(id);
         // Only `claimLimited` may lease a limited endpoint's work: every worker's leases count there.
         if (isLimited(endpoint)) return false;
         const taken = admitted.get(id) ?? 0;
-        if (fair.room(id) - taken <= 0) return false;
+        if (fair.room(id) - taken <= 0) {
+          fair.heldBack(id);
+          heldBack++;
+          heldBackQuick ||= fair.quick(id);
+          return false;
+        }
         admitted.set(id, taken + 1);
         return true;
       },
+      heldBack: () => heldBack,
+      heldBackQuick: () => heldBackQuick,
       skipEndpoints,
       catchUp: this.#fanoutBacklog,
       limited: claims,
@@ -186,10 +219,12 @@ export class Pipeline {
   #finished(
     endpointId: string,
     result: DeliveryResult | null,
+    latencyMs: number | null,
     claimed?: ClaimedDelivery,
     error?: unknown,
   ): void {
-    this.#fair.release(endpointId);
+    this.#fair.release(endpointId, latencyMs);
+    this.#budget.completed();
     if (result) this.#buffer.push(result);
     else if (claimed) {
       // deliver() catches network failures as values; this is a bug, not an outcome. The lease lapses.
@@ -260,4 +295,10 @@ export class Pipeline {
     );
     await this.control.sleep(this.#errorBackoff);
   }
+}
+
+/** How long the receiver took to answer, or null when it did not (timeout, network error). */
+function answeredIn(result: DeliveryResult): number | null {
+  const attempt = result.outcome.attempt;
+  return attempt !== undefined && attempt.statusCode !== null ? attempt.latencyMs : null;
 }

@@ -106,7 +106,9 @@ export function autoDisableScenarios(context: ScenarioContext): void {
         expect(disabled).toHaveLength(1);
         // The failures must reach into the window's head (two 5m cooldowns and a 10 s bucket): ≥ 49m50s.
         expect(disabled[0]!.minute).toBeGreaterThanOrEqual(60 - 10 - 1 / 6);
-        expect(disabled[0]!.reason).toMatch(/failing for over 49m 50s: \d+\/\d+ attempts failed in the last 1h/);
+        expect(disabled[0]!.reason).toMatch(
+          /failing for over 49m 50s: \d+\/\d+ attempts failed in the last 1h/,
+        );
         expect(e.kinds()[0]).toBe("circuit-open");
 
         const seen = e.receiver.on("/hook").length;
