@@ -16,6 +16,17 @@ const JUDGED_OVER = 2;
 /** A budget unused for this long steps back down. */
 const SHRINK_AFTER_MS = 10_000;
 
+/** A step up multiplies the budget by this: 128 → 512 → 1,024 in two steps. */
+const STEP = 4;
+
+/** A step up under trial. */
+interface Trial {
+  from: number;
+  before: number;
+  warmUp: number;
+  judged: number[];
+}
+
 /** Share of the last interval the event loop was busy, in [0, 1]; each call starts a new interval. */
 export type LoadProbe = () => number;
 
@@ -34,7 +45,7 @@ export function eventLoopLoad(): LoadProbe {
  * The pool's in-flight budget. A number in the options fixes it. By default (`"auto"`) it follows the
  * load between `min` and `max`, by experiment: slow receivers hold requests open while this process
  * idles, so when quick endpoints had work held back for want of room and the event loop has time to
- * spare, the budget doubles, and the step is kept only if requests completed rose by 10% (over two
+ * spare, the budget grows fourfold, and the step is kept only if requests completed rose by 10% (over two
  * 100 ms intervals, judged after one more that lets the new slots' first requests finish, against
  * the two before the step): 100 endpoints answering in 100 ms need ~500 in flight to reach 5,000/s,
  * not 128. A step that did not pay is undone and the budget holds, for a second and twice as long
@@ -51,8 +62,9 @@ export class ConcurrencyBudget {
   #recent: number[] = [];
   /** Event-loop load, smoothed over intervals (one busy interval is no trend). */
   #busy: number | null = null;
-  /** While a step up is on trial: completions before it, intervals left to warm up, and those judged. */
-  #trial: { before: number; warmUp: number; judged: number[] } | null = null;
+  /** While a step up is on trial: the budget before it, completions before it, intervals left to warm
+   * up, and those judged. */
+  #trial: Trial | null = null;
   #holdUntil = Number.NEGATIVE_INFINITY;
   #holdMs = HOLD_MS;
   #timer: TimerHandle | null = null;
@@ -107,9 +119,9 @@ export class ConcurrencyBudget {
     const trial = this.#trial;
     if (trial !== null) this.#judge(trial, completed, now);
     else if (this.#full && busy < IDLE_ENOUGH && now >= this.#holdUntil && this.#value < this.max) {
-      this.#value = Math.min(this.max, this.#value * 2);
       const before = this.#recent.reduce((sum, n) => sum + n, 0) * (JUDGED_OVER / this.#recent.length);
-      this.#trial = { before, warmUp: 1, judged: [] };
+      this.#trial = { from: this.#value, before, warmUp: 1, judged: [] };
+      this.#value = Math.min(this.max, this.#value * STEP);
     } else if (now - this.#lastFullAt >= SHRINK_AFTER_MS) {
       this.#value = Math.max(this.min, Math.floor(this.#value / 2));
       this.#lastFullAt = now;
@@ -119,7 +131,7 @@ export class ConcurrencyBudget {
   }
 
   /** A step up is kept only if the intervals after its warm-up got 10% more done than those before. */
-  #judge(trial: { before: number; warmUp: number; judged: number[] }, completed: number, now: number): void {
+  #judge(trial: Trial, completed: number, now: number): void {
     if (trial.warmUp > 0) {
       // The new slots fill and their first requests finish.
       trial.warmUp--;
@@ -129,7 +141,7 @@ export class ConcurrencyBudget {
     if (trial.judged.length < JUDGED_OVER) return;
     const after = trial.judged.reduce((sum, n) => sum + n, 0);
     if (after < trial.before * WORTH_IT) {
-      this.#value = Math.max(this.min, Math.floor(this.#value / 2));
+      this.#value = trial.from;
       this.#holdUntil = now + this.#holdMs;
       this.#holdMs = Math.min(MAX_HOLD_MS, this.#holdMs * 2);
     } else this.#holdMs = HOLD_MS;

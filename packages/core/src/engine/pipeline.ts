@@ -27,6 +27,14 @@ const MAX_FLUSH = 500;
 // How long a finished delivery's outcome may wait for others to share its write.
 const LINGER_MS = 10;
 
+/** A claim's share of the pool, and afterwards what it held back for want of room. */
+type PoolShare = ClaimShare & {
+  /** Deliveries fan-out queued because their endpoint was at its share. */
+  heldBack(): number;
+  /** Whether one of those belongs to a quickly answering endpoint (a bigger pool would help). */
+  heldBackQuick(): boolean;
+};
+
 /** How the pipeline waits: on the injected clock, woken early by `wake()`/`stop()`. */
 export interface PipelineControl {
   running(): boolean;
@@ -103,8 +111,10 @@ export class Pipeline {
     const limit = Math.min(batchSize, free);
     let work: ClaimedWork;
     this.#fair.claimed(); // whatever an earlier claim that handed nothing out left counted
-    const share = this.#share(limit, await this.ctx.cache.recent());
+    let share: PoolShare;
     try {
+      // Reading the endpoints may fail like any claim (the database is away): back off the same way.
+      share = this.#share(limit, await this.ctx.cache.recent());
       work = await claimWork(this.ctx, limit, share);
       this.#errorBackoff = 0;
     } catch (error) {
@@ -169,10 +179,7 @@ export class Pipeline {
    * with room and no limits), whose due work stays in storage (saturated and limited endpoints), and
    * what to ask `claimLimited` for.
    */
-  #share(
-    limit: number,
-    endpoints: ReadonlyMap<string, CompiledEndpoint>,
-  ): ClaimShare & { heldBack(): number; heldBackQuick(): boolean } {
+  #share(limit: number, endpoints: ReadonlyMap<string, CompiledEndpoint>): PoolShare {
     const fair = this.#fair;
     const admitted = new Map<string, number>();
     // Deliveries fan-out queued because their endpoint was at its share; whether one of those answers
