@@ -13,8 +13,8 @@ export interface ClaimShare {
   present?: (endpointIds: Iterable<string>) => void;
   /** Endpoints at their cap: due retries of theirs stay in storage. */
   skipEndpoints: readonly string[];
-  /** A backlog of new messages is draining: take part of the fan-out claim from the newest end. */
-  catchUp: boolean;
+  /** A backlog of new messages is draining: take this many of the fan-out claim from the newest end. */
+  catchUp: number;
   /** Endpoints with limits and this worker's room for each: claimed through `claimLimited` only. */
   limited: LimitedClaim[];
 }

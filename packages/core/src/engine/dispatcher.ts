@@ -100,7 +100,7 @@ export class Dispatcher {
       messages: limit,
       admit: (endpoint) => !isLimited(endpoint),
       skipEndpoints: limited.map((endpoint) => endpoint.record.id),
-      catchUp: false,
+      catchUp: 0,
       limited: limited.map((endpoint) => limitedClaim(endpoint, limit)),
     };
     const { fannedOut, deliveries } = await claimWork(this.ctx, limit, share);

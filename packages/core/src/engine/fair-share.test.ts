@@ -54,6 +54,44 @@ describe("FairShare", () => {
     expect(fair.cap("busy")).toBe(77);
   });
 
+  test("endpoints answering in tens or hundreds of milliseconds wait on the network; local and slow ones do not", () => {
+    const { fair } = share();
+    for (const [id, ms] of [
+      ["internet", 100],
+      ["local", 2],
+      ["slow", 5_000],
+    ] as const) {
+      fair.acquire(id);
+      fair.release(id, ms);
+    }
+    expect([fair.waiting("internet"), fair.waiting("local"), fair.waiting("slow")]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    for (let i = 0; i < 3; i++) fair.acquire("internet");
+    for (let i = 0; i < 3; i++) fair.acquire("local");
+    expect(fair.mostlyWaiting()).toBe(true);
+    fair.acquire("local");
+    expect(fair.mostlyWaiting()).toBe(false);
+  });
+
+  test("an endpoint whose latency grew past twice its lowest is queueing, not waiting on the network", () => {
+    const { clock, fair } = share();
+    fair.acquire("busy");
+    fair.release("busy", 25);
+    expect(fair.waiting("busy")).toBe(true);
+    for (let i = 0; i < 10; i++) {
+      fair.acquire("busy");
+      fair.release("busy", 80); // requests queue: 25 ms became 80
+    }
+    expect(fair.waiting("busy")).toBe(false);
+    clock.advance(10_000); // the lowest is measured afresh
+    fair.acquire("busy");
+    fair.release("busy", 80);
+    expect(fair.waiting("busy")).toBe(true);
+  });
+
   test("hung, trickling and slow endpoints are never quick", () => {
     const { fair } = share();
     fair.acquire("slow");

@@ -4,6 +4,22 @@ import type { Clock } from "../clock.js";
 const ACTIVE_MS = 1_000;
 /** Endpoints answering within this (smoothed) are quick: a slot given to one comes back soon. */
 const QUICK_MS = 1_000;
+/** Quick endpoints answering in at least this long may be waiting on the network. */
+const WAITING_MS = 20;
+/**
+ * Latency above this multiple of an endpoint's lowest recent latency is queueing (here, or at the
+ * receiver), not the network: more in flight would only queue more.
+ */
+const QUEUEING = 2;
+/** How long an endpoint's lowest latency stands before it is measured afresh. */
+const FLOOR_MS = 10_000;
+
+/** An endpoint's answered requests: latency smoothed, and its lowest lately (what it takes unloaded). */
+interface Latency {
+  smoothed: number;
+  floor: number;
+  floorAt: number;
+}
 
 /** When an endpoint last had work, and whether some of it was held back for want of room then. */
 interface Activity {
@@ -38,8 +54,7 @@ export class FairShare {
   readonly #activity = new Map<string, Activity>();
   /** Endpoints with deliveries in the claim being handed out, and how many. */
   #present = new Map<string, number>();
-  /** Smoothed latency of each endpoint's answered requests (ms). */
-  readonly #latency = new Map<string, number>();
+  readonly #latency = new Map<string, Latency>();
   #total = 0;
   /** Endpoints that count as having work: every one for a slow endpoint's share, and those with work
    * now (with what each has or wants) for a quick one's. */
@@ -134,10 +149,21 @@ export class FairShare {
       this.#sharedAt = Number.NEGATIVE_INFINITY;
     }
     this.#total--;
-    if (latencyMs !== null) {
-      const smoothed = this.#latency.get(endpointId);
-      if (smoothed === undefined && this.#latency.size >= 10_000) this.#latency.clear();
-      this.#latency.set(endpointId, smoothed === undefined ? latencyMs : 0.8 * smoothed + 0.2 * latencyMs);
+    if (latencyMs !== null) this.#measured(endpointId, latencyMs);
+  }
+
+  #measured(endpointId: string, ms: number): void {
+    const now = this.clock.now();
+    const latency = this.#latency.get(endpointId);
+    if (latency === undefined) {
+      if (this.#latency.size >= 10_000) this.#latency.clear();
+      this.#latency.set(endpointId, { smoothed: ms, floor: ms, floorAt: now });
+      return;
+    }
+    latency.smoothed = 0.8 * latency.smoothed + 0.2 * ms;
+    if (ms <= latency.floor || now - latency.floorAt >= FLOOR_MS) {
+      latency.floor = ms;
+      latency.floorAt = now;
     }
   }
 
@@ -147,7 +173,28 @@ export class FairShare {
    */
   quick(endpointId: string): boolean {
     const latency = this.#latency.get(endpointId);
-    return latency !== undefined && latency < QUICK_MS;
+    return latency !== undefined && latency.smoothed < QUICK_MS;
+  }
+
+  /**
+   * Whether the endpoint's requests wait on the network, so that more of them in flight would deliver
+   * more: it answers quickly but in 20 ms or more, and not much slower than it did lately at its
+   * fastest. When its latency has grown past twice that, requests queue (in this process, or at the
+   * receiver) and more of them would only queue longer. An endpoint next door answers faster, and a
+   * hung or slow one is not quick at all.
+   */
+  waiting(endpointId: string): boolean {
+    const latency = this.#latency.get(endpointId);
+    if (latency === undefined) return false;
+    const { smoothed, floor } = latency;
+    return smoothed >= WAITING_MS && smoothed < QUICK_MS && smoothed < QUEUEING * floor;
+  }
+
+  /** Whether at least half the requests in flight are to endpoints that wait on the network. */
+  mostlyWaiting(): boolean {
+    let waiting = 0;
+    for (const [endpointId, n] of this.#inFlight) if (this.waiting(endpointId)) waiting += n;
+    return waiting * 2 >= this.#total && this.#total > 0;
   }
 
   /** Endpoints at or over their cap: claims skip their deliveries. */

@@ -26,8 +26,8 @@ export interface FanoutOptions {
   admit?: Admit | undefined;
   /** Called with every endpoint the claimed messages have deliveries for, before any `admit`. */
   present?: ((endpointIds: Iterable<string>) => void) | undefined;
-  /** Take part of the claim from the newest end (a backlog of new messages is draining). */
-  catchUp?: boolean | undefined;
+  /** Take this many of the claim's messages from the newest end (a backlog of new messages is draining). */
+  catchUp?: number | undefined;
 }
 
 /** What one fan-out pass did. */
@@ -52,15 +52,15 @@ export async function fanOut(
   limit: number,
   options: FanoutOptions = {},
 ): Promise<FanoutPass> {
-  const { admit = always, present, catchUp = false } = options;
+  const { admit = always, present, catchUp = 0 } = options;
   const { config, clock } = ctx;
   const { storage, workers } = config;
   const now = clock.now();
   const until = now + workers.leaseDurationMs;
   const claim: FanoutClaim = { owner: workers.id, now, until, limit };
-  // Behind a backlog, a quarter of the claim comes from the newest end: a message sent now is not
-  // queued behind everything sent before it.
-  if (catchUp) claim.newest = { since: now - CATCH_UP_MS, limit: Math.max(1, Math.floor(limit / 4)) };
+  // Behind a backlog, part of the claim comes from the newest end: a message sent now is not queued
+  // behind everything sent before it.
+  if (catchUp > 0) claim.newest = { since: now - CATCH_UP_MS, limit: Math.min(catchUp, limit) };
   // The endpoint revision check runs beside the claim (two connections, one round trip of latency);
   // it still completes after the claim began, so late binding sees every endpoint written before.
   const [claimed, fresh] = await Promise.all([storage.claimFanout(claim), ctx.cache.fresh()]);

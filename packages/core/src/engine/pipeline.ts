@@ -8,7 +8,7 @@ import {
   limitedClaim,
   limitedEndpoints,
 } from "./claim-work.js";
-import { ConcurrencyBudget, eventLoopLoad, type LoadProbe } from "./concurrency-budget.js";
+import { ConcurrencyBudget } from "./concurrency-budget.js";
 import { type DeliveryResult, deliver, outcomeOf } from "./deliver.js";
 import type { CompiledEndpoint } from "./endpoint-cache.js";
 import { FairShare } from "./fair-share.js";
@@ -31,8 +31,8 @@ const LINGER_MS = 10;
 type PoolShare = ClaimShare & {
   /** Deliveries fan-out queued because their endpoint was at its share. */
   heldBack(): number;
-  /** Whether one of those belongs to a quickly answering endpoint (a bigger pool would help). */
-  heldBackQuick(): boolean;
+  /** Whether one of those belongs to an endpoint that waits on the network (a bigger pool would help). */
+  heldBackWaiting(): boolean;
 };
 
 /** How the pipeline waits: on the injected clock, woken early by `wake()`/`stop()`. */
@@ -76,10 +76,9 @@ export class Pipeline {
   constructor(
     private readonly ctx: BatchContext,
     private readonly control: PipelineControl,
-    load: LoadProbe = eventLoopLoad(),
   ) {
     const { min, max } = ctx.config.workers.concurrency;
-    this.#budget = new ConcurrencyBudget(min, max, ctx.clock, load);
+    this.#budget = new ConcurrencyBudget(min, max, ctx.clock);
     this.#fair = new FairShare(ctx.clock, () => this.#budget.value);
   }
 
@@ -105,7 +104,8 @@ export class Pipeline {
     const free = budget - inFlight;
     // Claim in reasonable batches: with a busy pool, wait for half a batch of free slots.
     if (inFlight > 0 && free < Math.min(batchSize, budget) / 2) {
-      if (this.#backlog) this.#budget.full();
+      // A full pool with more work waiting, its requests waiting on the network: a bigger one would help.
+      if (this.#backlog && this.#fair.mostlyWaiting()) this.#budget.press();
       return this.#nextSlot();
     }
     const limit = Math.min(batchSize, free);
@@ -120,7 +120,7 @@ export class Pipeline {
     } catch (error) {
       return this.#backOff(error, "claiming work");
     }
-    if (share.heldBackQuick()) this.#budget.full();
+    if (share.heldBackWaiting()) this.#budget.press();
     const claimed = work.deliveries;
     if (work.fannedOut > 0) {
       this.#degree = 0.8 * this.#degree + 0.2 * Math.max(1, work.created / work.fannedOut);
@@ -137,6 +137,11 @@ export class Pipeline {
       // Nothing here has room: a finishing request may give a saturated endpoint room again.
       return Promise.race([this.#nextSlot(), this.control.sleep(pollIntervalMs)]);
     }
+    return this.#start(claimed);
+  }
+
+  /** Plans claimed deliveries and starts those with room; the rest go back to storage, due now. */
+  async #start(claimed: ClaimedDelivery[]): Promise<void> {
     for (const c of claimed) this.#leased.set(c.delivery.id, c);
     let plans: Awaited<ReturnType<typeof planBatch>>;
     try {
@@ -182,10 +187,10 @@ export class Pipeline {
   #share(limit: number, endpoints: ReadonlyMap<string, CompiledEndpoint>): PoolShare {
     const fair = this.#fair;
     const admitted = new Map<string, number>();
-    // Deliveries fan-out queued because their endpoint was at its share; whether one of those answers
-    // quickly (then a bigger pool would deliver more).
+    // Deliveries fan-out queued because their endpoint was at its share; whether one of those waits on
+    // the network (then a bigger pool would deliver more).
     let heldBack = 0;
-    let heldBackQuick = false;
+    let heldBackWaiting = false;
     const limited = limitedEndpoints(endpoints);
     const skipEndpoints = fair.saturated();
     for (const endpoint of limited) skipEndpoints.push(endpoint.record.id);
@@ -195,11 +200,12 @@ export class Pipeline {
       left -= want;
       return limitedClaim(endpoint, want);
     });
+    const messages = Math.max(
+      1,
+      Math.min(this.ctx.config.workers.batchSize, Math.ceil((limit * this.#admitted) / this.#degree)),
+    );
     return {
-      messages: Math.max(
-        1,
-        Math.min(this.ctx.config.workers.batchSize, Math.ceil((limit * this.#admitted) / this.#degree)),
-      ),
+      messages,
       present: (ids) => fair.present(ids),
       admit(endpoint) {
         const id = endpoint.record.id;
@@ -209,16 +215,16 @@ export class Pipeline {
         if (fair.room(id) - taken <= 0) {
           fair.heldBack(id);
           heldBack++;
-          heldBackQuick ||= fair.quick(id);
+          heldBackWaiting ||= fair.waiting(id);
           return false;
         }
         admitted.set(id, taken + 1);
         return true;
       },
       heldBack: () => heldBack,
-      heldBackQuick: () => heldBackQuick,
+      heldBackWaiting: () => heldBackWaiting,
       skipEndpoints,
-      catchUp: this.#fanoutBacklog,
+      catchUp: this.#fanoutBacklog ? Math.max(1, Math.floor(messages / 4)) : 0,
       limited: claims,
     };
   }
@@ -231,7 +237,6 @@ export class Pipeline {
     error?: unknown,
   ): void {
     this.#fair.release(endpointId, latencyMs);
-    this.#budget.completed();
     if (result) this.#buffer.push(result);
     else if (claimed) {
       // deliver() catches network failures as values; this is a bug, not an outcome. The lease lapses.
