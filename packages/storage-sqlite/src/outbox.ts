@@ -34,31 +34,42 @@ export function outbox(db: Db) {
     async claimFanout(lease: FanoutClaim): Promise<ClaimedMessage[]> {
       const newest = Math.min(lease.newest?.limit ?? 0, lease.limit);
       const claimable = "fanned_out_at IS NULL AND (lease_until IS NULL OR lease_until <= :now)";
-      // With `newest`: every message from the newest end, then the oldest ones up to the limit.
-      const ids =
+      const leaseThem = (ids: string) => `UPDATE postel_messages
+        SET lease_token = ${leaseTokenSql("created_at", "id")}, lease_owner = :owner, lease_until = :until
+        WHERE id IN (${ids})
+        RETURNING ${CLAIMED_MESSAGE_JSON} AS claim`;
+      const args = {
+        nonce: newLeaseNonce(),
+        ...leaseArgs(lease),
+        ...(newest > 0 ? { newest, since: lease.newest?.since ?? 0 } : {}),
+      };
+      // Inside BEGIN IMMEDIATE; the subqueries walk only the un-fanned partial index. With `newest`, the
+      // newest messages first, then the oldest up to the limit (`changes()`: how many the first took;
+      // those are leased now, so the second cannot take them again).
+      const statements =
         newest > 0
-          ? `SELECT id FROM (
-              SELECT id, created_at, 0 AS oldest FROM (SELECT id, created_at FROM postel_messages
-                WHERE ${claimable} AND created_at >= :since ORDER BY created_at DESC, id DESC LIMIT :newest)
-              UNION
-              SELECT id, created_at, 1 FROM (SELECT id, created_at FROM postel_messages
-                WHERE ${claimable} ORDER BY created_at, id LIMIT :limit))
-            GROUP BY id ORDER BY min(oldest), created_at, id LIMIT :limit`
-          : `SELECT id FROM postel_messages WHERE ${claimable} ORDER BY created_at, id LIMIT :limit`;
-      // One statement inside BEGIN IMMEDIATE: the subqueries walk only the un-fanned partial index.
-      const [claimed] = await db.write([
-        {
-          sql: `UPDATE postel_messages
-            SET lease_token = ${leaseTokenSql("created_at", "id")}, lease_owner = :owner, lease_until = :until
-            WHERE id IN (${ids})
-            RETURNING ${CLAIMED_MESSAGE_JSON} AS claim`,
-          args: {
-            nonce: newLeaseNonce(),
-            ...leaseArgs(lease),
-            ...(newest > 0 ? { newest, since: lease.newest?.since ?? 0 } : {}),
-          },
-        },
-      ]);
+          ? [
+              {
+                sql: leaseThem(`SELECT id FROM postel_messages WHERE ${claimable} AND created_at >= :since
+                  ORDER BY created_at DESC, id DESC LIMIT :newest`),
+                args,
+              },
+              {
+                sql: leaseThem(`SELECT id FROM postel_messages WHERE ${claimable}
+                  ORDER BY created_at, id LIMIT :limit - changes()`),
+                args,
+              },
+            ]
+          : [
+              {
+                sql: leaseThem(
+                  `SELECT id FROM postel_messages WHERE ${claimable} ORDER BY created_at, id LIMIT :limit`,
+                ),
+                args,
+              },
+            ];
+      const results = await db.write(statements);
+      const claimed = { rows: results.flatMap((result) => result?.rows ?? []) };
       return (claimed?.rows ?? [])
         .map((row) => toClaimedMessage(str(row, "claim")))
         .sort((a, b) => a.message.createdAt - b.message.createdAt || compareIds(a.message.id, b.message.id));

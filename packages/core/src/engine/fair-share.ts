@@ -11,6 +11,11 @@ const WAITING_MS = 20;
  * receiver), not the network: more in flight would only queue more.
  */
 const QUEUEING = 2;
+/**
+ * Latency under this multiple of the event loop's delay may be this process's own lateness (SQLite's
+ * synchronous commits, a busy CPU): answers wait for the loop, not on the network.
+ */
+const LAGS = 5;
 /** How long an endpoint's lowest latency stands before it is measured afresh. */
 const FLOOR_MS = 10_000;
 
@@ -179,21 +184,24 @@ export class FairShare {
   /**
    * Whether the endpoint's requests wait on the network, so that more of them in flight would deliver
    * more: it answers quickly but in 20 ms or more, and not much slower than it did lately at its
-   * fastest. When its latency has grown past twice that, requests queue (in this process, or at the
-   * receiver) and more of them would only queue longer. An endpoint next door answers faster, and a
-   * hung or slow one is not quick at all.
+   * fastest, and well above this process's own lateness (`lagMs`, the event loop's delay: answers
+   * wait for the loop too). When its latency has grown past twice its lowest, requests queue (here or
+   * at the receiver) and more of them would only queue longer. An endpoint next door answers faster,
+   * and a hung or slow one is not quick at all.
    */
-  waiting(endpointId: string): boolean {
+  waiting(endpointId: string, lagMs = 0): boolean {
     const latency = this.#latency.get(endpointId);
     if (latency === undefined) return false;
     const { smoothed, floor } = latency;
-    return smoothed >= WAITING_MS && smoothed < QUICK_MS && smoothed < QUEUEING * floor;
+    return (
+      smoothed >= Math.max(WAITING_MS, LAGS * lagMs) && smoothed < QUICK_MS && smoothed < QUEUEING * floor
+    );
   }
 
   /** Whether at least half the requests in flight are to endpoints that wait on the network. */
-  mostlyWaiting(): boolean {
+  mostlyWaiting(lagMs = 0): boolean {
     let waiting = 0;
-    for (const [endpointId, n] of this.#inFlight) if (this.waiting(endpointId)) waiting += n;
+    for (const [endpointId, n] of this.#inFlight) if (this.waiting(endpointId, lagMs)) waiting += n;
     return waiting * 2 >= this.#total && this.#total > 0;
   }
 

@@ -8,7 +8,7 @@ import {
   limitedClaim,
   limitedEndpoints,
 } from "./claim-work.js";
-import { ConcurrencyBudget } from "./concurrency-budget.js";
+import { ConcurrencyBudget, eventLoopLag } from "./concurrency-budget.js";
 import { type DeliveryResult, deliver, outcomeOf } from "./deliver.js";
 import type { CompiledEndpoint } from "./endpoint-cache.js";
 import { FairShare } from "./fair-share.js";
@@ -54,6 +54,7 @@ export class Pipeline {
   readonly #leased = new Map<string, ClaimedDelivery>();
   readonly #summary: BatchSummary = emptySummary();
   readonly #budget: ConcurrencyBudget;
+  readonly #lag: ReturnType<typeof eventLoopLag> | null;
   readonly #fair: FairShare;
   /** Deliveries per fanned-out message, smoothed: sizes fan-out claims to the room in the pool. */
   #degree = 1;
@@ -78,7 +79,8 @@ export class Pipeline {
     private readonly control: PipelineControl,
   ) {
     const { min, max } = ctx.config.workers.concurrency;
-    this.#budget = new ConcurrencyBudget(min, max, ctx.clock);
+    this.#lag = min === max ? null : eventLoopLag();
+    this.#budget = new ConcurrencyBudget(min, max, ctx.clock, this.#lag ?? undefined);
     this.#fair = new FairShare(ctx.clock, () => this.#budget.value);
   }
 
@@ -92,6 +94,7 @@ export class Pipeline {
       await this.#flushAll();
     } finally {
       this.#budget.stop();
+      this.#lag?.stop();
       renewal.cancel();
       this.#linger?.cancel();
     }
@@ -105,7 +108,7 @@ export class Pipeline {
     // Claim in reasonable batches: with a busy pool, wait for half a batch of free slots.
     if (inFlight > 0 && free < Math.min(batchSize, budget) / 2) {
       // A full pool with more work waiting, its requests waiting on the network: a bigger one would help.
-      if (this.#backlog && this.#fair.mostlyWaiting()) this.#budget.press();
+      if (this.#backlog && this.#fair.mostlyWaiting(this.#budget.lagMs)) this.#budget.press();
       return this.#nextSlot();
     }
     const limit = Math.min(batchSize, free);
@@ -189,6 +192,7 @@ export class Pipeline {
     const admitted = new Map<string, number>();
     // Deliveries fan-out queued because their endpoint was at its share; whether one of those waits on
     // the network (then a bigger pool would deliver more).
+    const lagMs = this.#budget.lagMs;
     let heldBack = 0;
     let heldBackWaiting = false;
     const limited = limitedEndpoints(endpoints);
@@ -215,7 +219,7 @@ export class Pipeline {
         if (fair.room(id) - taken <= 0) {
           fair.heldBack(id);
           heldBack++;
-          heldBackWaiting ||= fair.waiting(id);
+          heldBackWaiting ||= fair.waiting(id, lagMs);
           return false;
         }
         admitted.set(id, taken + 1);
@@ -237,6 +241,7 @@ export class Pipeline {
     error?: unknown,
   ): void {
     this.#fair.release(endpointId, latencyMs);
+    this.#budget.completed();
     if (result) this.#buffer.push(result);
     else if (claimed) {
       // deliver() catches network failures as values; this is a bug, not an outcome. The lease lapses.
