@@ -61,9 +61,9 @@ export interface EndpointLimitOptions {
 /** Worker pool options. */
 export interface WorkerOptions {
   /**
-   * HTTP requests in flight at once per process. Default `"auto"`: starts at 128 and follows the load up to
-   * `maxConcurrency` (slow receivers hold requests open while the process idles; more in flight then means
-   * more deliveries per second). A number fixes it. Every endpoint gets a fair share of it (see README).
+   * HTTP requests in flight at once per process. Default `"auto"`: starts at 128 and grows, up to
+   * `maxConcurrency`, while receivers answer slowly enough that more in flight means more delivered (each
+   * step kept only if it pays). A number fixes it. Every endpoint gets a fair share of it (see README).
    */
   concurrency?: number | "auto";
   /** Upper bound of the `"auto"` concurrency (memory and sockets). Default 1024. */
