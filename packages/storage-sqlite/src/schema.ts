@@ -66,8 +66,9 @@ export const deliveries = sqliteTable(
     // Claiming reads only due pending rows, so it stays flat as terminal history piles up.
     index("postel_deliveries_due").on(t.nextAttemptAt, t.id).where(sql`status = 'pending'`),
     index("postel_deliveries_message").on(t.messageId),
-    // Per endpoint: its held or pending work, and (by next_attempt_at) what is due and what is leased.
-    index("postel_deliveries_endpoint_due").on(t.endpointId, t.status, t.nextAttemptAt),
+    // Per endpoint: its held or pending work (`claimLimited` counts its live leases and takes its due
+    // deliveries here). With next_attempt_at in the key it cost the drain ~9% of its rate on SQLite.
+    index("postel_deliveries_endpoint_status").on(t.endpointId, t.status),
     index("postel_deliveries_lease_token").on(t.leaseToken).where(sql`lease_token IS NOT NULL`),
     index("postel_deliveries_dead_letter").on(t.id).where(sql`status = 'dead-lettered'`),
   ],
