@@ -139,6 +139,24 @@ describe("endpoints", () => {
     await postel.close();
   });
 
+  test.each([
+    ["description", { description: "a\u0000b" }, "description"],
+    ["tenantId", { tenantId: "t\ud800" }, "tenantId"],
+    ["a metadata value", { metadata: { owner: { name: "x\u0000" } } }, "metadata.owner.name"],
+    ["a metadata key", { metadata: { "k\udfff": 1 } }, "metadata.k"],
+    ["a filter value", { filter: { type: "a\u0000" } }, "filter.type"],
+    ["a header name", { headers: { "x-\u0000": "v" } }, "headers.x-"],
+  ])(
+    "refuses NUL or a lone surrogate in %s with INVALID_ENDPOINT naming its path, and writes nothing",
+    async (_, fields, path) => {
+      const h = await harness();
+      await expect(
+        h.postel.outbound.endpoints.create({ url: h.receiver.url(), ...fields } as never),
+      ).rejects.toMatchObject({ code: "INVALID_ENDPOINT", message: expect.stringContaining(path) });
+      expect(await h.postel.outbound.endpoints.list()).toEqual([]);
+    },
+  );
+
   test("refuses a malformed secret, naming the field", async () => {
     const h = await harness();
     await expect(

@@ -49,6 +49,39 @@ describe("send()", () => {
     expect(await postel.outbound.messages.list()).toHaveLength(0);
   });
 
+  test.each([
+    ["an idempotency key with a lone high surrogate", { idempotencyKey: "k-\ud800" }],
+    ["an idempotency key with a lone low surrogate", { idempotencyKey: "k-\udfff" }],
+    ["an idempotency key with NUL", { idempotencyKey: "k\u0000" }],
+    ["a tenant id with NUL", { tenantId: "t\u0000" }],
+    ["a tenant id with a lone surrogate", { tenantId: "\udc00t" }],
+  ])(
+    "refuses %s with INVALID_ARGUMENT and writes nothing (storages would not keep it apart)",
+    async (_, fields) => {
+      const { postel, storage } = await harness();
+      await expectCode(postel.outbound.send({ type: "a", data: 1, ...fields }), "INVALID_ARGUMENT");
+      expect(await storage.listMessages({ limit: 10 })).toEqual([]);
+    },
+  );
+
+  test("keeps idempotency keys and tenant ids with surrogate pairs (astral characters) as they are", async () => {
+    const { postel } = await harness();
+    const first = await postel.outbound.send({
+      type: "a",
+      data: 1,
+      idempotencyKey: "k-😀",
+      tenantId: "t-😀",
+    });
+    const second = await postel.outbound.send({
+      type: "a",
+      data: 2,
+      idempotencyKey: "k-😁",
+      tenantId: "t-😀",
+    });
+    expect([first.reused, second.reused]).toEqual([false, false]);
+    expect((await postel.outbound.messages.get(first.id))?.tenantId).toBe("t-😀");
+  });
+
   test("rejects cyclic data with PAYLOAD_NOT_SERIALIZABLE", async () => {
     const { postel } = await harness();
     const data: Record<string, unknown> = {};

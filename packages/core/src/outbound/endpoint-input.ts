@@ -13,6 +13,7 @@ import {
 import { InvalidInputError } from "../errors.js";
 import { validateEventFilter } from "../event-filter.js";
 import type { EndpointFields, RetryPolicySpec } from "../storage/records.js";
+import { unstorableIn } from "../storable-text.js";
 import { isValidTypeGlob } from "../type-glob.js";
 
 // Postel owns these: a custom header may never change what is signed or how it is framed.
@@ -152,6 +153,10 @@ export function parseEndpointInput(
         message: error instanceof Error ? error.message : "is not a valid secret",
       });
     }
+  }
+  // Every string stored with the endpoint must come back as given (no NUL, no lone surrogate).
+  for (const [name, value] of Object.entries({ ...fields, secret: o.secret })) {
+    problems.push(...unstorableIn(value, name));
   }
   if (problems.length > 0) throw invalidEndpoint(problems);
   return { fields, secret: o.secret };

@@ -2,6 +2,7 @@ import type { Clock } from "../clock.js";
 import type { OutboundConfig } from "../config.js";
 import { parseDuration } from "../duration.js";
 import { InvalidInputError } from "../errors.js";
+import { unstorable } from "../storable-text.js";
 import type { IdGenerator } from "../ids.js";
 import type { EnqueueOptions } from "../storage/storage.js";
 import { isValidEventType } from "../type-glob.js";
@@ -99,6 +100,13 @@ function optionalString(value: unknown, name: string): string | null {
     throw new InvalidInputError(
       "INVALID_ARGUMENT",
       `${name} must be a non-empty string of at most 255 characters.`,
+    );
+  }
+  const reason = unstorable(value);
+  if (reason !== null) {
+    throw new InvalidInputError(
+      "INVALID_ARGUMENT",
+      `${name} ${reason}; use well-formed text (encode binary keys as hex or base64).`,
     );
   }
   return value;
