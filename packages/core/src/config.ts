@@ -345,13 +345,21 @@ export interface PostelConfig {
   random: Random;
 }
 
+const MISSING_STORAGE =
+  "is required: the database Postel keeps its outbox in. Pass InMemoryStorage() (from @postel/core, for " +
+  'tests and demos), PostgresStorage({ url }) (from @postel/storage-postgres) or SqliteStorage({ url: "file:app.db" }) ' +
+  "(from @postel/storage-sqlite)";
+
 /** Turns valibot issues into `{ path, message }` pairs a human can act on. */
 export function toConfigurationIssues(issues: readonly v.BaseIssue<unknown>[]): ConfigurationIssue[] {
   return issues.map((issue) => {
     const path = v.getDotPath(issue) ?? "";
     const unknownKey =
       issue.kind === "schema" && issue.type === "strict_object" && issue.expected === "never";
-    return { path, message: unknownKey ? "unknown option (check the spelling)" : issue.message };
+    if (unknownKey) return { path, message: "unknown option (check the spelling)" };
+    if (path === "outbound.storage" && issue.received === "undefined")
+      return { path, message: MISSING_STORAGE };
+    return { path, message: issue.message };
   });
 }
 

@@ -33,6 +33,12 @@ describe("Postel() options", () => {
     expect(message).toContain("unknown option");
   });
 
+  test("a missing storage says what a storage is and how to create one", () => {
+    expect(() => Postel({ outbound: {} as never })).toThrow(
+      /outbound\.storage: is required: the database Postel keeps its outbox in\. Pass InMemoryStorage\(\)/,
+    );
+  });
+
   test("refuses something that is not a storage", () => {
     expect(() => Postel({ outbound: { storage: {} as never } })).toThrow(/must be a Storage/);
   });

@@ -75,6 +75,7 @@ export interface Receiver<S extends Sources = Sources> {
 
 /**
  * Builds a receiver from named sources. A receiver-only app needs nothing else: no storage, no worker.
+ * `clock` (default: the system clock) is what the timestamp tolerance and dedup expiry are judged on.
  * @example
  * const receiver = Receiver({ sources: { billing: { verify: process.env.BILLING_WEBHOOK_SECRET! } } });
  */
