@@ -157,6 +157,53 @@ describe("endpoints", () => {
     },
   );
 
+  test.each([
+    ["a 100 KB url", (url: string) => ({ url: `${url}?${"a".repeat(100_000)}` }), "url must be at most 2048"],
+    [
+      "10 MB of metadata",
+      () => ({ metadata: { blob: "x".repeat(10_000_000) } }),
+      "metadata must serialise to at most 16 KiB",
+    ],
+    [
+      "100,000 type globs",
+      () => ({ types: Array.from({ length: 100_000 }, (_, i) => `t.${i}`) }),
+      "at most 100 types",
+    ],
+    [
+      "a 20 KB filter",
+      () => ({ filter: { type: "x".repeat(20_000) } }),
+      "filter must serialise to at most 16 KiB",
+    ],
+    [
+      "51 headers",
+      () => ({ headers: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`x-h${i}`, "v"])) }),
+      "at most 50 headers",
+    ],
+    [
+      "a 5,000-character header value",
+      () => ({ headers: { "x-big": "v".repeat(5_000) } }),
+      "at most 4096 characters",
+    ],
+  ])("refuses %s with INVALID_ENDPOINT saying the bound, and writes nothing", async (_, fields, says) => {
+    const h = await harness();
+    const base = h.receiver.url();
+    await expect(
+      h.postel.outbound.endpoints.create({ url: base, ...fields(base) } as never),
+    ).rejects.toMatchObject({ code: "INVALID_ENDPOINT", message: expect.stringContaining(says) });
+    expect(await h.postel.outbound.endpoints.list()).toEqual([]);
+  });
+
+  test("accepts an endpoint at every bound", async () => {
+    const h = await harness();
+    const endpoint = await h.postel.outbound.endpoints.create({
+      url: h.receiver.url(),
+      types: Array.from({ length: 100 }, (_, i) => `t.${i}`),
+      headers: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`x-h${i}`, "v".repeat(4_096)])),
+      metadata: { blob: "x".repeat(16 * 1024 - 20) },
+    });
+    expect(endpoint.types).toHaveLength(100);
+  });
+
   test("refuses a malformed secret, naming the field", async () => {
     const h = await harness();
     await expect(

@@ -32,23 +32,84 @@ const isJsonObject = (x: unknown): x is Record<string, unknown> => {
   }
 };
 
+/** Bounds of what an endpoint stores (README "Endpoints"): every instance loads every endpoint. */
+export const ENDPOINT_LIMITS = {
+  urlLength: 2_048,
+  descriptionLength: 1_000,
+  types: 100,
+  headers: 50,
+  headerValueLength: 4_096,
+  /** Serialised JSON, in UTF-8 bytes. */
+  metadataBytes: 16 * 1024,
+  filterBytes: 16 * 1024,
+  nameLength: 255,
+} as const;
+
+const jsonAtMost = (what: string, bytes: number) =>
+  v.check(
+    (x: Record<string, unknown>) => Buffer.byteLength(JSON.stringify(x), "utf8") <= bytes,
+    `${what} must serialise to at most ${bytes / 1024} KiB of JSON; keep large data in your own tables and store its id`,
+  );
+
 const EndpointInputSchema = v.strictObject({
-  url: v.optional(v.pipe(v.string("url must be a string"), v.minLength(1, "url must not be empty"))),
-  description: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(1000)))),
+  url: v.optional(
+    v.pipe(
+      v.string("url must be a string"),
+      v.minLength(1, "url must not be empty"),
+      v.maxLength(ENDPOINT_LIMITS.urlLength, `url must be at most ${ENDPOINT_LIMITS.urlLength} characters`),
+    ),
+  ),
+  description: v.optional(
+    v.nullable(
+      v.pipe(
+        v.string(),
+        v.maxLength(
+          ENDPOINT_LIMITS.descriptionLength,
+          `description must be at most ${ENDPOINT_LIMITS.descriptionLength} characters`,
+        ),
+      ),
+    ),
+  ),
   types: v.optional(
     v.pipe(
       v.array(
         v.custom<string>(isValidTypeGlob, 'each type must be an event type or glob such as "order.*" or "*"'),
       ),
       v.minLength(1, 'types must list at least one type or glob; use ["*"] for everything'),
+      v.maxLength(
+        ENDPOINT_LIMITS.types,
+        `types must list at most ${ENDPOINT_LIMITS.types} types or globs; use a glob such as "order.*" to cover many`,
+      ),
     ),
   ),
   filter: v.optional(
-    v.nullable(v.custom<Record<string, unknown>>(isJsonObject, "filter must be a JSON object")),
+    v.nullable(
+      v.pipe(
+        v.custom<Record<string, unknown>>(isJsonObject, "filter must be a JSON object"),
+        jsonAtMost("filter", ENDPOINT_LIMITS.filterBytes),
+      ),
+    ),
   ),
-  filterFn: v.optional(v.nullable(v.string())),
-  transform: v.optional(v.nullable(v.string())),
-  headers: v.optional(v.record(v.string(), v.string("header values must be strings"))),
+  filterFn: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(ENDPOINT_LIMITS.nameLength)))),
+  transform: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(ENDPOINT_LIMITS.nameLength)))),
+  headers: v.optional(
+    v.pipe(
+      v.record(
+        v.string(),
+        v.pipe(
+          v.string("header values must be strings"),
+          v.maxLength(
+            ENDPOINT_LIMITS.headerValueLength,
+            `header values must be at most ${ENDPOINT_LIMITS.headerValueLength} characters`,
+          ),
+        ),
+      ),
+      v.check(
+        (h) => Object.keys(h).length <= ENDPOINT_LIMITS.headers,
+        `headers must set at most ${ENDPOINT_LIMITS.headers} headers`,
+      ),
+    ),
+  ),
   retryPolicy: v.optional(
     v.nullable(v.union([v.string(), RetryPolicySchema], "retryPolicy must be a policy or a registered name")),
   ),
@@ -58,7 +119,12 @@ const EndpointInputSchema = v.strictObject({
   rateLimit: v.optional(v.nullable(rateLimitSchema(USE_DEFAULT))),
   secret: v.optional(v.string("secret must be a string")),
   tenantId: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(255)))),
-  metadata: v.optional(v.custom<Record<string, unknown>>(isJsonObject, "metadata must be a JSON object")),
+  metadata: v.optional(
+    v.pipe(
+      v.custom<Record<string, unknown>>(isJsonObject, "metadata must be a JSON object"),
+      jsonAtMost("metadata", ENDPOINT_LIMITS.metadataBytes),
+    ),
+  ),
 });
 
 /** Validated endpoint input: the storable fields given, plus the secret. */
