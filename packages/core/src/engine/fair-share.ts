@@ -64,6 +64,8 @@ export class FairShare {
   /** Endpoints that count as having work: every one for a slow endpoint's share, and those with work
    * now (with what each has or wants) for a quick one's. */
   #counts: { careful: number; now: Map<string, number> } = { careful: 0, now: new Map() };
+  /** For `#counts.now` at one budget: the equal share, and what everyone keeps of it in total. */
+  #keptMemo: { now: Map<string, number>; budget: number; equal: number; total: number } | null = null;
   #sharedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -118,11 +120,21 @@ export class FairShare {
     let share: number;
     if (this.quick(endpointId)) {
       // Max-min: an equal share of the endpoints with work now, and whatever the others leave.
-      const n = counts.now.size + (counts.now.has(endpointId) ? 0 : 1);
-      const equal = budget / n;
-      let others = 0;
-      for (const [id, wants] of counts.now) if (id !== endpointId) others += Math.min(wants, equal);
-      share = Math.max(1, Math.floor(Math.max(equal, budget - others)));
+      const own = counts.now.get(endpointId);
+      let equal: number;
+      let others: number;
+      if (own === undefined) {
+        // Not counted yet (rare: every claimed endpoint is present): count it in, the long way.
+        equal = budget / (counts.now.size + 1);
+        others = 0;
+        for (const wants of counts.now.values()) others += Math.min(wants, equal);
+      } else {
+        // The sum over everyone is kept per recount and budget: per delivery this is O(1), not O(n).
+        ({ equal, total: others } = this.#kept(counts.now, budget));
+        others -= Math.min(own, equal);
+      }
+      // The epsilon keeps a sum taken another way from rounding a whole share down by one.
+      share = Math.max(1, Math.floor(Math.max(equal, budget - others) + 1e-9));
     } else {
       // The endpoint asking counts itself, whether or not it is counted yet.
       const known = this.#activity.has(endpointId) || this.#inFlight.has(endpointId);
@@ -212,6 +224,17 @@ export class FairShare {
       if (n >= this.cap(endpointId, this.#limits.get(endpointId) ?? null)) full.push(endpointId);
     }
     return full;
+  }
+
+  /** The equal share among the endpoints with work now, and the sum of `min(wants, equal)` over them. */
+  #kept(now: Map<string, number>, budget: number): { equal: number; total: number } {
+    const memo = this.#keptMemo;
+    if (memo !== null && memo.now === now && memo.budget === budget) return memo;
+    const equal = budget / now.size;
+    let total = 0;
+    for (const wants of now.values()) total += Math.min(wants, equal);
+    this.#keptMemo = { now, budget, equal, total };
+    return this.#keptMemo;
   }
 
   /** Who has work, recomputed at most once per clock millisecond or when the endpoints change. */
