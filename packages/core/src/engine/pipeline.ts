@@ -70,6 +70,8 @@ export class Pipeline {
   #fanoutBacklog = false;
   #buffer: DeliveryResult[] = [];
   #flushing: Promise<void> | null = null;
+  /** Outcomes in the flush being written. */
+  #recording = 0;
   #slotFreed: (() => void) | null = null;
   #linger: TimerHandle | null = null;
   #errorBackoff = 0;
@@ -104,9 +106,12 @@ export class Pipeline {
     const { batchSize, pollIntervalMs } = this.ctx.config.workers;
     const budget = this.#budget.value;
     const inFlight = this.#fair.inFlight;
-    const free = budget - inFlight;
+    // A delivery holds its slot until its outcome is written, not just until its answer: what a
+    // crash loses (and so sends again) is bounded by the budget, not by the budget plus a group commit.
+    const unrecorded = this.#buffer.length + this.#recording;
+    const free = budget - inFlight - unrecorded;
     // Claim in reasonable batches: with a busy pool, wait for half a batch of free slots.
-    if (inFlight > 0 && free < Math.min(batchSize, budget) / 2) {
+    if (inFlight + unrecorded > 0 && free < Math.min(batchSize, budget) / 2) {
       // A full pool with more work waiting, its requests waiting on the network: a bigger one would help.
       if (this.#backlog && this.#fair.mostlyWaiting(this.#budget.lagMs)) this.#budget.press();
       return this.#nextSlot();
@@ -249,6 +254,10 @@ export class Pipeline {
       this.ctx.events.emit("error", { error, context: "delivering" });
     }
     this.#flush();
+    this.#wake();
+  }
+
+  #wake(): void {
     const wake = this.#slotFreed;
     this.#slotFreed = null;
     wake?.();
@@ -278,6 +287,7 @@ export class Pipeline {
     this.#linger?.cancel();
     this.#linger = null;
     const batch = this.#buffer.splice(0, MAX_FLUSH);
+    this.#recording = batch.length;
     this.#flushing = recordResults(this.ctx, batch, this.#summary)
       .then(
         () => {
@@ -291,6 +301,9 @@ export class Pipeline {
       )
       .finally(() => {
         this.#flushing = null;
+        this.#recording = 0;
+        // Written outcomes free their slots.
+        this.#wake();
         // After stop(), run() drives the last flushes (bounded), so a dead database cannot spin here.
         if (this.control.running()) this.#flush();
       });

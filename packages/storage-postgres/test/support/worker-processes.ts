@@ -22,7 +22,12 @@ const started = new Set<WorkerProcess>();
  * Starts a worker process on the built packages and waits until it has started its worker pool.
  * The child processes run `dist/`, so build first (turbo's `test` task depends on `build`).
  */
-export async function startWorker(url: string, name: string, leaseDuration = "2s"): Promise<WorkerProcess> {
+export async function startWorker(
+  url: string,
+  name: string,
+  leaseDuration = "2s",
+  pool: { concurrency?: number; batchSize?: number } = {},
+): Promise<WorkerProcess> {
   if (!existsSync(BUILT)) {
     throw new Error(
       `${BUILT} is missing: the multi-process tests run the built packages. ` +
@@ -31,6 +36,11 @@ export async function startWorker(url: string, name: string, leaseDuration = "2s
   }
   const child = spawn(process.execPath, [FIXTURE, url, name, leaseDuration], {
     stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      ...(pool.concurrency === undefined ? {} : { POSTEL_TEST_CONCURRENCY: String(pool.concurrency) }),
+      ...(pool.batchSize === undefined ? {} : { POSTEL_TEST_BATCH_SIZE: String(pool.batchSize) }),
+    },
   });
   let stdout = "";
   let stderr = "";
