@@ -18,6 +18,23 @@ export interface RetryPolicy {
   readonly spec?: RetryPolicySpecOf;
 }
 
+/**
+ * A policy made of plain parameters (`ExponentialBackoff`, `LinearBackoff`): it can be stored with an
+ * endpoint, so `endpoints.create/update({ retryPolicy })` takes it directly.
+ */
+export interface StorableRetryPolicy extends RetryPolicy {
+  readonly kind: "exponential" | "linear";
+  readonly spec: RetryPolicySpecOf;
+}
+
+/**
+ * A `Custom` policy: its delays come from a function, which cannot be stored, so it is used as
+ * `outbound.retryPolicy` or registered in `outbound.retryPolicies` and named by endpoints.
+ */
+export interface CustomRetryPolicy extends RetryPolicy {
+  readonly kind: "custom";
+}
+
 /** The storable parameters of a built-in policy (`ms` numbers), from which it can be rebuilt. */
 export type RetryPolicySpecOf =
   | { kind: "exponential"; schedule: number[]; maxAttempts: number; jitter: number }
@@ -45,7 +62,7 @@ export interface ExponentialBackoffOptions {
  * @example
  * ExponentialBackoff({ schedule: ["10s", "1m", "10m", "1h"] }); // 4 retries
  */
-export function ExponentialBackoff(options: ExponentialBackoffOptions = {}): RetryPolicy {
+export function ExponentialBackoff(options: ExponentialBackoffOptions = {}): StorableRetryPolicy {
   const name = "ExponentialBackoff";
   const schedule = options.schedule === undefined ? DEFAULT_SCHEDULE : readSchedule(name, options.schedule);
   const maxAttempts = readMaxAttempts(name, options.maxAttempts ?? schedule.length);
@@ -78,7 +95,7 @@ export interface LinearBackoffOptions {
  * @example
  * LinearBackoff({ maxAttempts: 5, step: "30s" }); // 30s, 1m, 1m 30s, 2m, 2m 30s
  */
-export function LinearBackoff(options: LinearBackoffOptions): RetryPolicy {
+export function LinearBackoff(options: LinearBackoffOptions): StorableRetryPolicy {
   const name = "LinearBackoff";
   const maxAttempts = readMaxAttempts(name, options?.maxAttempts);
   const step = readDuration(name, "step", options?.step);
@@ -109,7 +126,7 @@ export interface CustomBackoffOptions {
  * @example
  * Custom({ maxAttempts: 6, compute: (failed) => `${Math.min(3600, failed ** 2 * 5)}s` });
  */
-export function Custom(options: CustomBackoffOptions): RetryPolicy {
+export function Custom(options: CustomBackoffOptions): CustomRetryPolicy {
   const name = "Custom";
   const maxAttempts = readMaxAttempts(name, options?.maxAttempts);
   const compute: unknown = options?.compute;

@@ -12,9 +12,11 @@ export type {
 export { Custom, DEFAULT_SCHEDULE, ExponentialBackoff, LinearBackoff } from "./backoff.js";
 export type {
   CustomBackoffOptions,
+  CustomRetryPolicy,
   ExponentialBackoffOptions,
   LinearBackoffOptions,
   RetryPolicy,
+  StorableRetryPolicy,
 } from "./backoff.js";
 export { InMemoryStorage } from "./storage/in-memory-storage.js";
 export type { InMemoryStorageOptions, InMemoryTransaction } from "./storage/in-memory-storage.js";

@@ -204,6 +204,31 @@ describe("endpoints", () => {
     expect(endpoint.types).toHaveLength(100);
   });
 
+  test.each([
+    ["abc", "whsec_abc="],
+    ["QQ==", "whsec_QQ=="],
+    ["23 bytes", `whsec_${Buffer.alloc(23, 1).toString("base64")}`],
+  ])(
+    "refuses a secret shorter than 24 bytes (%s) on create and rotateSecret, writing nothing",
+    async (_, secret) => {
+      const h = await harness();
+      const failure = {
+        code: "INVALID_ENDPOINT",
+        message: expect.stringMatching(/secret.*at least 24 random bytes/s),
+      };
+      await expect(
+        h.postel.outbound.endpoints.create({ url: h.receiver.url(), secret }),
+      ).rejects.toMatchObject(failure);
+      expect(await h.postel.outbound.endpoints.list()).toEqual([]);
+      const endpoint = await h.postel.outbound.endpoints.create({ url: h.receiver.url() });
+      const before = await h.postel.outbound.endpoints.secret(endpoint.id);
+      await expect(h.postel.outbound.endpoints.rotateSecret(endpoint.id, { secret })).rejects.toMatchObject(
+        failure,
+      );
+      expect(await h.postel.outbound.endpoints.secret(endpoint.id)).toBe(before);
+    },
+  );
+
   test("refuses a malformed secret, naming the field", async () => {
     const h = await harness();
     await expect(

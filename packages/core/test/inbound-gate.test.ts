@@ -40,6 +40,25 @@ describe("inbound configuration", () => {
     ]);
   });
 
+  test.each([
+    ["whsec_abc=", "2 bytes"],
+    ["abc", "2 bytes"],
+    ["whsec_QQ==", "1 byte"],
+    [["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_c2hvcnQ="], "5 bytes"],
+  ])("refuses a receiving secret shorter than 24 bytes (%j)", (verify, decoded) => {
+    let error: unknown;
+    try {
+      Receiver({ sources: { pay: { verify } } });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigurationError);
+    const [issue] = (error as ConfigurationError).issues;
+    expect(issue?.path).toBe("inbound.pay.verify");
+    expect(issue?.message).toContain(`decodes to ${decoded}`);
+    expect(issue?.message).toMatch(/at least 24 random bytes/);
+  });
+
   test("Postel({ inbound }) exposes the receiver; an unknown source is a coded 500, not a crash", async () => {
     const postel = Postel({ inbound: { billing: { verify: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" } } });
     const response = await postel.inbound.handle(

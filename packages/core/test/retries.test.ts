@@ -241,11 +241,23 @@ describe("retries", () => {
     await expect(
       h.postel.outbound.endpoints.create({
         url: h.receiver.url("/x"),
+        // The types refuse it too: an endpoint stores its policy, and a function cannot be stored.
+        // @ts-expect-error a Custom policy is registered in outbound.retryPolicies and named
         retryPolicy: Custom({ maxAttempts: 1, compute: () => "1s" }),
       }),
     ).rejects.toMatchObject({ code: "INVALID_ENDPOINT" });
     await expect(
       h.postel.outbound.endpoints.create({ url: h.receiver.url("/y"), retryPolicy: "sla" }),
     ).resolves.toBeDefined();
+    const endpoint = await h.postel.outbound.endpoints.create({
+      url: h.receiver.url("/z"),
+      retryPolicy: LinearBackoff({ maxAttempts: 2, step: "1m" }),
+    });
+    await expect(
+      // @ts-expect-error the same on update
+      h.postel.outbound.endpoints.update(endpoint.id, {
+        retryPolicy: Custom({ maxAttempts: 1, compute: () => "1s" }),
+      }),
+    ).rejects.toMatchObject({ code: "INVALID_ENDPOINT" });
   });
 });

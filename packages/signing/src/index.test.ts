@@ -22,6 +22,7 @@ describe("public API", () => {
         "DEFAULT_TOLERANCE_MS",
         "InvalidArgumentError",
         "InvalidKeyError",
+        "MIN_SECRET_BYTES",
         "PRIVATE_KEY_PREFIX",
         "PUBLIC_KEY_PREFIX",
         "PostelError",

@@ -6,7 +6,7 @@ export {
   WebhookVerificationError,
 } from "./errors.js";
 export type { WebhookVerificationErrorCode } from "./errors.js";
-export { generateSecret, SECRET_PREFIX } from "./secret.js";
+export { generateSecret, MIN_SECRET_BYTES, SECRET_PREFIX } from "./secret.js";
 export {
   generateKeyPair,
   PRIVATE_KEY_PREFIX,

@@ -22,8 +22,30 @@ describe("decodeSecret", () => {
   });
 
   test("accepts base64 with and without padding", () => {
-    expect(decodeSecret("whsec_AAECAw==")).toEqual(Buffer.from([0, 1, 2, 3]));
-    expect(decodeSecret("whsec_AAECAw")).toEqual(Buffer.from([0, 1, 2, 3]));
+    // 25 bytes: base64 ends in one padding character.
+    const bytes = Buffer.from(Array.from({ length: 25 }, (_, i) => i));
+    const padded = bytes.toString("base64");
+    expect(padded.endsWith("=")).toBe(true);
+    expect(decodeSecret(`whsec_${padded}`)).toEqual(bytes);
+    expect(decodeSecret(`whsec_${padded.replace(/=+$/, "")}`)).toEqual(bytes);
+  });
+
+  test.each([
+    ["abc", "whsec_abc="],
+    ["1 byte", "whsec_QQ=="],
+    ["23 bytes", `whsec_${Buffer.alloc(23, 7).toString("base64")}`],
+    ["a bare short secret", Buffer.from("password").toString("base64")],
+  ])("refuses a secret shorter than the Standard Webhooks minimum of 24 bytes (%s)", (_, secret) => {
+    const error = captureError(() => decodeSecret(secret, "secret"));
+    expect(error).toBeInstanceOf(InvalidKeyError);
+    expect(error.code).toBe("INVALID_KEY");
+    expect(error.message).toMatch(/at least 24 random bytes/);
+    expect(error.message).toContain("generateSecret()");
+    expect(error.message).not.toContain(secret.replace("whsec_", ""));
+  });
+
+  test("accepts exactly 24 bytes", () => {
+    expect(decodeSecret(`whsec_${Buffer.alloc(24, 9).toString("base64")}`)).toHaveLength(24);
   });
 
   test.each([

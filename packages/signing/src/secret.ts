@@ -6,6 +6,12 @@ import { decodeBase64Strict } from "./internal/base64.js";
 export const SECRET_PREFIX = "whsec_";
 
 /**
+ * The fewest key bytes a `whsec_` secret may have: the Standard Webhooks specification asks for
+ * secrets of 24 to 64 random bytes. `generateSecret()` makes 32.
+ */
+export const MIN_SECRET_BYTES = 24;
+
+/**
  * Generates a new symmetric signing secret: 32 random bytes, base64, prefixed `whsec_`.
  *
  * @example
@@ -32,6 +38,14 @@ export function decodeSecret(secret: string, label = "secret"): Buffer {
   }
   if (bytes.length === 0) {
     throw new InvalidKeyError(`${label} is empty: a whsec_ secret needs key bytes after the prefix.`);
+  }
+  if (bytes.length < MIN_SECRET_BYTES) {
+    // A 3-byte HMAC key is guessed offline from one signed request: refuse it on both sides.
+    throw new InvalidKeyError(
+      `${label} decodes to ${bytes.length} byte${bytes.length === 1 ? "" : "s"}; Standard Webhooks ` +
+        `secrets must be at least ${MIN_SECRET_BYTES} random bytes (base64 of 32 bytes is 44 characters). ` +
+        "Create one with generateSecret() from @postel/signing, or ask the sender for the full secret.",
+    );
   }
   return bytes;
 }

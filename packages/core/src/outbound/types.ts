@@ -1,4 +1,4 @@
-import type { RetryPolicy } from "../backoff.js";
+import type { StorableRetryPolicy } from "../backoff.js";
 import type { AutoDisableOptions, CircuitBreakerOptions } from "../config.js";
 import type { Duration } from "../duration.js";
 import type { EventFilter } from "../event-filter.js";
@@ -57,8 +57,11 @@ export interface CreateEndpointInput {
   transform?: string;
   /** Extra request headers (can never override `webhook-*` or `content-type`). */
   headers?: Record<string, string>;
-  /** Override the retry policy: a policy, or the name of one in `outbound.retryPolicies`. */
-  retryPolicy?: RetryPolicy | string;
+  /**
+   * Override the retry policy: an `ExponentialBackoff`/`LinearBackoff` policy (stored with the
+   * endpoint), or the name of one in `outbound.retryPolicies` (the way to give an endpoint a `Custom` one).
+   */
+  retryPolicy?: StorableRetryPolicy | string;
   /** Override the circuit breaker's settings for this endpoint. */
   circuitBreaker?: CircuitBreakerOptions;
   /** Override auto-disable's settings for this endpoint. */
@@ -83,7 +86,7 @@ export interface CreateEndpointInput {
 export type UpdateEndpointInput = Partial<
   Omit<CreateEndpointInput, "secret" | "retryPolicy" | "circuitBreaker" | "autoDisable">
 > & {
-  retryPolicy?: RetryPolicy | string | null;
+  retryPolicy?: StorableRetryPolicy | string | null;
   circuitBreaker?: CircuitBreakerOptions | null;
   autoDisable?: AutoDisableOptions | null;
 };
