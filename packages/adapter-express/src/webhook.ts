@@ -1,5 +1,6 @@
 import {
   bodyAlreadyParsed,
+  distinctHeaders,
   errorResponse,
   type GateResponse,
   InboundError,
@@ -41,7 +42,9 @@ const FIX =
 
 /**
  * An Express route handler that verifies webhooks of `source` over the exact received bytes, then
- * runs `handler` with the event (also set as `res.locals.webhook`).
+ * runs `handler` with the event (also set as `res.locals.webhook`). A header sent more than once
+ * reaches the verifier copy by copy (identical copies count once; disagreeing ones are answered 400
+ * MALFORMED_HEADER), and a client that goes away mid-body is dropped without a log line.
  * @example
  * app.post("/webhooks/billing", webhook(receiver, "billing", async (event) => { await record(event.payload); }));
  */
@@ -57,20 +60,25 @@ export function webhook<S extends Sources, K extends keyof S & string>(
     options.onError ?? ((error) => console.error(`[postel] webhook handler of "${source}" failed:`, error));
   const gate = async (req: Request, res: Response): Promise<void> => {
     const body = await receiveBody(req, source, limit);
+    // The client went away mid-body: nobody is left to answer, and logging it would let anyone
+    // write a stack trace to the app's logs per request.
+    if (body === ABORTED) return;
     const url = `${req.protocol}://${req.get("host")}${req.originalUrl}`;
     const response =
       body instanceof InboundError
         ? errorResponse(body)
-        : await receiver.handle(source, { body, headers: req.headers, url }, (event) => {
+        : await receiver.handle(source, { body, headers: distinctHeaders(req), url }, (event) => {
             res.locals["webhook"] = event;
             return handler(event as VerifiedEvent<PayloadOf<S, K>>, req, res);
           });
     if (response.error !== undefined) onError(response.error, req);
     if (!res.headersSent) send(res, response);
   };
-  // Only a broken stream (the client went away) gets here: Express's error handling takes it.
+  // Only a bug (an onError that throws, a header Express refuses) gets here: Express reports it.
   return (req, res, next) => void gate(req, res).catch(next);
 }
+
+const ABORTED = Symbol("aborted");
 
 function send(res: Response, response: GateResponse): void {
   // A refusal before the body was read leaves bytes on the socket: close it rather than drain them.
@@ -80,9 +88,14 @@ function send(res: Response, response: GateResponse): void {
 
 /**
  * The exact bytes: a Buffer left by `express.raw()`, else read from the stream, stopping past `limit`.
- * Resolves an InboundError for the refusals the gate answers (too large, already parsed).
+ * Resolves an InboundError for the refusals the gate answers (too large, already parsed), and
+ * ABORTED when the stream broke or closed before its end (the client went away).
  */
-function receiveBody(req: Request, source: string, limit: number): Promise<Uint8Array | InboundError> {
+function receiveBody(
+  req: Request,
+  source: string,
+  limit: number,
+): Promise<Uint8Array | InboundError | typeof ABORTED> {
   const tooLarge = () =>
     new InboundError(
       "PAYLOAD_TOO_LARGE",
@@ -94,7 +107,7 @@ function receiveBody(req: Request, source: string, limit: number): Promise<Uint8
   if (parsed || req.readableDidRead || req.readableEnded) return Promise.resolve(bodyAlreadyParsed(FIX));
   if (Number(req.headers["content-length"]) > limit) return Promise.resolve(tooLarge());
 
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer) => {
@@ -110,14 +123,12 @@ function receiveBody(req: Request, source: string, limit: number): Promise<Uint8
       stop();
       resolve(Buffer.concat(chunks, size));
     };
-    const onError = (error: Error) => {
+    const onAbort = () => {
       stop();
-      reject(error);
+      resolve(ABORTED);
     };
-    const onClose = () =>
-      onError(new Error("The client closed the connection before the body was complete."));
-    const stop = () => req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
-    req.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
+    const stop = () => req.off("data", onData).off("end", onEnd).off("error", onAbort).off("close", onAbort);
+    req.on("data", onData).on("end", onEnd).on("error", onAbort).on("close", onAbort);
   });
 }
 

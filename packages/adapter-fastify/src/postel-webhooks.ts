@@ -22,6 +22,9 @@ export interface PostelWebhooksOptions<S extends Sources = Sources> {
  * A Fastify plugin serving webhook routes of `receiver` in their own encapsulated scope: every content
  * type is read as a raw Buffer (limited to the source's `maxBodyBytes`), so the app's JSON parser
  * elsewhere is untouched. Built from the receiver so each route's source and payload are typed.
+ * A header sent more than once reaches the verifier copy by copy (identical copies count once;
+ * disagreeing ones are answered 400 MALFORMED_HEADER); a client that goes away mid-body is dropped
+ * without a log entry.
  * @example
  * app.register(postelWebhooks(receiver), { routes: [{ url: "/webhooks/billing", source: "billing", handler }] });
  */
@@ -42,9 +45,13 @@ export function postelWebhooks<S extends Sources>(
         bodyLimit: limit,
         handler: webhookHandler(receiver, route.source, route.handler as FastifyWebhookHandler),
         // Fastify's body limit answers in the gate's shape; anything else is Fastify's to report.
-        errorHandler: (error: FastifyError, _request, reply) => {
-          if (error.code !== "FST_ERR_CTP_BODY_TOO_LARGE") throw error;
-          return send(reply, errorResponse(tooLarge));
+        errorHandler: (error: FastifyError, request, reply) => {
+          if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") return send(reply, errorResponse(tooLarge));
+          // The client went away mid-body: nobody is left to answer, and passing the error on
+          // would log it with its stack (at error level, behind many apps' error handlers) for a
+          // request anyone can make.
+          if (!request.raw.complete) return reply.code(400).send();
+          throw error;
         },
       });
     }

@@ -1,5 +1,6 @@
 import {
   bodyAlreadyParsed,
+  distinctHeaders,
   errorResponse,
   type GateResponse,
   type InboundSourceOptions,
@@ -55,7 +56,12 @@ export function webhookHandler<S extends Sources, K extends keyof S & string>(
     const response = Buffer.isBuffer(body)
       ? await receiver.handle(
           source,
-          { body, headers: request.headers, url: `${request.protocol}://${request.host}${request.url}` },
+          {
+            body,
+            // Each copy of a repeated header, from the raw request (HTTP/1 and HTTP/2 alike).
+            headers: distinctHeaders(request.raw),
+            url: `${request.protocol}://${request.host}${request.url}`,
+          },
           (event) => {
             request.webhook = event;
             return handler(event as VerifiedEvent<PayloadOf<S, K>>, request, reply);

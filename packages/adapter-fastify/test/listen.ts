@@ -1,3 +1,4 @@
+import type { Server } from "node:http";
 import type { MountedAdapter } from "@postel/core/testing";
 import type { FastifyInstance } from "fastify";
 
@@ -5,10 +6,11 @@ import type { FastifyInstance } from "fastify";
 export async function listen(
   app: FastifyInstance,
   path = "/webhooks",
-): Promise<MountedAdapter & { url: string }> {
+): Promise<MountedAdapter & { url: string; server: Server }> {
   const url = await app.listen({ port: 0, host: "127.0.0.1" });
   return {
     url,
+    server: app.server,
     async post(body, headers) {
       const response = await fetch(url + path, { method: "POST", body, headers });
       return { status: response.status, headers: response.headers, text: await response.text() };

@@ -1,7 +1,9 @@
 import {
   bodyAlreadyParsed,
+  distinctHeaders,
   errorResponse,
   type GateResponse,
+  type InboundRequest,
   type InboundSources,
   type PayloadOf,
   payloadTooLarge,
@@ -40,6 +42,12 @@ const FIX =
  * typed event, then answers with the gate's response. Without a `handler`, the route's next handler
  * is the webhook handler: it reads `c.get("webhook")` and its answer is sent; if it throws or answers
  * non-2xx, the dedup record is released so the sender's retry runs it again.
+ *
+ * A header sent more than once reaches the verifier copy by copy on `@hono/node-server`, which
+ * passes the Node request as `c.env.incoming` (identical copies count once; disagreeing ones are
+ * answered 400 MALFORMED_HEADER). Other runtimes hand Hono fetch `Headers`, whose copies are already
+ * joined with ", ": there a repeated `webhook-id` or `webhook-timestamp` is refused (401 or 400)
+ * rather than collapsed, never accepted, and repeated `webhook-signature` headers still verify.
  * @example
  * app.post("/webhooks/billing", webhook(receiver, "billing", (event) => orders.apply(event.payload)));
  */
@@ -55,7 +63,7 @@ export function webhook<S extends InboundSources, K extends keyof S & string, E 
     let routeAnswered = false;
     const response = await receiver.handle(
       source,
-      { body, headers: c.req.raw.headers, url: c.req.url },
+      { body, headers: requestHeaders(c), url: c.req.url },
       async (event) => {
         c.set("webhook", event);
         if (handler) return handler(event, c);
@@ -73,6 +81,14 @@ export function webhook<S extends InboundSources, K extends keyof S & string, E 
     }
     return send(c, response);
   };
+}
+
+// On @hono/node-server the env is the Node request and response: its raw headers keep each copy.
+function requestHeaders(c: Context): InboundRequest["headers"] {
+  const incoming = (c.env as { incoming?: { rawHeaders?: unknown } } | undefined)?.incoming;
+  return incoming && Array.isArray(incoming.rawHeaders)
+    ? distinctHeaders(incoming as { rawHeaders: string[] })
+    : c.req.raw.headers;
 }
 
 function send(c: Context, response: GateResponse): Response {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   bodyAlreadyParsed,
+  distinctHeaders,
   errorResponse,
   type GateResponse,
   type InboundSources,
@@ -22,6 +23,8 @@ const FIX =
 /**
  * A Pages Router API route that verifies a webhook over the exact request bytes, runs `handler` with
  * the typed event, and answers with the gate's response. The route must turn Next's body parser off.
+ * A header sent more than once reaches the verifier copy by copy (identical copies count once;
+ * disagreeing ones are answered 400 MALFORMED_HEADER).
  * @example
  * // pages/api/webhooks/billing.ts
  * export const config = { api: { bodyParser: false } };
@@ -37,8 +40,10 @@ export function webhookApiRoute<S extends InboundSources, K extends keyof S & st
     const body = await readRequestBody(req, receiver, source);
     const response =
       body instanceof Uint8Array
-        ? await receiver.handle(source, { body, headers: req.headers, ...absoluteUrl(req) }, (event) =>
-            handler(event, req),
+        ? await receiver.handle(
+            source,
+            { body, headers: distinctHeaders(req), ...absoluteUrl(req) },
+            (event) => handler(event, req),
           )
         : body;
     if ("error" in response) (options.onError ?? console.error)(response.error);

@@ -30,6 +30,12 @@ const FIX =
 /**
  * An App Router route handler that verifies a webhook over the exact request bytes, runs `handler`
  * with the typed event, and answers with the gate's response.
+ *
+ * A route handler gets a fetch `Request`, whose `Headers` hold a header sent more than once already
+ * joined with ", " (Next builds them from Node's joined `headers`; the separate copies are not
+ * reachable). So a repeated `webhook-id` or `webhook-timestamp` is refused (401 or 400) rather than
+ * collapsed when the copies are identical, and never accepted; repeated `webhook-signature` headers
+ * still verify. `webhookApiRoute()` (Pages Router) sees each copy.
  * @example
  * // app/api/webhooks/billing/route.ts
  * export const POST = webhookRoute(receiver, "billing", (event) => orders.apply(event.payload));

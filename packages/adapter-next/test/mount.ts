@@ -1,7 +1,12 @@
-import { createServer, type RequestListener } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { AdapterResponse, MountedAdapter } from "@postel/core/testing";
 import { apiResolver } from "next/dist/server/api-utils/node/api-resolver.js";
+import { NodeNextRequest } from "next/dist/server/base-http/node.js";
+import {
+  NextRequestAdapter,
+  signalFromNodeResponse,
+} from "next/dist/server/web/spec-extension/adapters/next-request.js";
 
 const URL = "http://localhost:3000/api/webhooks";
 
@@ -20,18 +25,41 @@ export function callRoute(
  * Serves a Pages Router API route on a real 127.0.0.1 `http.Server` through Next's own `apiResolver`,
  * which applies the route's `config.api.bodyParser` exactly as `next start` does.
  */
-export async function serveApiRoute(
+export function serveApiRoute(
   route: RequestListener,
   config: { api: { bodyParser: boolean } },
-): Promise<MountedAdapter & { url: string }> {
+): Promise<MountedAdapter & { url: string; server: Server }> {
   const preview = { previewModeId: "", previewModeEncryptionKey: "", previewModeSigningKey: "" };
-  const server = createServer((req, res) =>
+  return serve((req, res) =>
     apiResolver(req, res, {}, { default: route, config }, { ...preview, dev: false }, false),
   );
+}
+
+/**
+ * Serves an App Router route on a real 127.0.0.1 `http.Server`, building its `NextRequest` from
+ * Node's request with Next's own adapter, as `next start` does (headers and body stream included).
+ */
+export function serveRoute(
+  route: (request: Request) => Promise<Response>,
+): Promise<MountedAdapter & { url: string; server: Server }> {
+  return serve(async (req, res) => {
+    const request = NextRequestAdapter.fromNodeNextRequest(
+      new NodeNextRequest(req),
+      signalFromNodeResponse(res),
+    );
+    const response = await route(request);
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  });
+}
+
+async function serve(listener: RequestListener): Promise<MountedAdapter & { url: string; server: Server }> {
+  const server = createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/webhooks`;
   return {
     url,
+    server,
     post: async (body, headers) => read(await fetch(url, { method: "POST", body, headers })),
     close: () => new Promise<void>((resolve, reject) => server.close((e) => (e ? reject(e) : resolve()))),
   };

@@ -4,6 +4,7 @@
  */
 export { InMemoryDedupStore } from "./inbound/dedup.js";
 export type { ClaimResult, DedupKey, DedupStore } from "./inbound/dedup.js";
+export { distinctHeaders } from "./inbound/distinct-headers.js";
 export { bodyAlreadyParsed, INBOUND_STATUS, InboundError } from "./inbound/errors.js";
 export type { InboundErrorCode } from "./inbound/errors.js";
 export { payloadTooLarge, readBody } from "./inbound/read-body.js";

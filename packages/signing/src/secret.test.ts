@@ -38,7 +38,7 @@ describe("decodeSecret", () => {
   ])("refuses a secret shorter than the Standard Webhooks minimum of 24 bytes (%s)", (_, secret) => {
     const error = captureError(() => decodeSecret(secret, "secret"));
     expect(error).toBeInstanceOf(InvalidKeyError);
-    expect(error.code).toBe("INVALID_KEY");
+    expect((error as InvalidKeyError).code).toBe("INVALID_KEY");
     expect(error.message).toMatch(/at least 24 random bytes/);
     expect(error.message).toContain("generateSecret()");
     expect(error.message).not.toContain(secret.replace("whsec_", ""));

@@ -197,6 +197,51 @@ describe("verify: headers", () => {
   );
 });
 
+describe("verify: how many signatures a request may carry", () => {
+  const { privateKey, publicKey } = generateKeyPair();
+  const valid = {
+    v1: headersFor(BODY)["webhook-signature"],
+    v1a: headersFor(BODY, privateKey)["webhook-signature"],
+  };
+  const keys = { v1: SECRET, v1a: publicKey };
+  const decoys = (version: "v1" | "v1a", count: number) =>
+    Array.from(
+      { length: count },
+      (_, i) => `${version},${Buffer.alloc(version === "v1" ? 32 : 64, i).toString("base64")}`,
+    );
+  const withSignatures = (signatures: string[]) => ({
+    ...headersFor(BODY),
+    "webhook-signature": signatures.join(" "),
+  });
+
+  test.each(["v1", "v1a"] as const)(
+    "refuses 17 %s signatures as MALFORMED_HEADER, naming the cap, even when the first one is valid",
+    (version) => {
+      const headers = withSignatures([valid[version], ...decoys(version, 16)]);
+      const error = rejection(() => verify(BODY, headers, { keys: keys[version], now: () => NOW }));
+      expect(error).toMatchObject({ code: "MALFORMED_HEADER", header: "webhook-signature" });
+      expect(error.message).toContain(`more than 16 ${version} signatures`);
+      expect(error.message).toMatch(/checked against every key before the sender is authenticated/);
+    },
+  );
+
+  test.each(["v1", "v1a"] as const)("verifies 16 %s signatures with the valid one last", (version) => {
+    const headers = withSignatures([...decoys(version, 15), valid[version]]);
+    expect(verify(BODY, headers, { keys: keys[version], now: () => NOW }).version).toBe(version);
+  });
+
+  test("caps each version on its own: 16 v1 and 16 v1a signatures together still verify", () => {
+    const headers = withSignatures([...decoys("v1", 16), ...decoys("v1a", 15), valid.v1a]);
+    expect(verify(BODY, headers, { keys: [SECRET, publicKey], now: () => NOW }).version).toBe("v1a");
+  });
+
+  test("counts signatures split over repeated webhook-signature headers together", () => {
+    const headers = { ...headersFor(BODY), "webhook-signature": [...decoys("v1a", 9), ...decoys("v1a", 8)] };
+    const error = rejection(() => verify(BODY, headers, { keys: publicKey, now: () => NOW }));
+    expect(error.code).toBe("MALFORMED_HEADER");
+  });
+});
+
 describe("verify: timestamps", () => {
   const at = (timestamp: string) => ({ ...headersFor(BODY), "webhook-timestamp": timestamp });
 

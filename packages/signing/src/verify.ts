@@ -41,9 +41,17 @@ interface Signatures {
 }
 
 /**
+ * Most entries of one version a webhook-signature header may carry. A sender signs once per active
+ * key (two or three during a rotation), while every `v1a` entry costs an Ed25519 verification per
+ * configured public key: an unbounded list would let anyone spend the receiver's CPU unsigned.
+ */
+const MAX_SIGNATURES_PER_VERSION = 16;
+
+/**
  * Decodes the keys once and returns a Standard Webhooks verifier. Keys may be `whsec_` (or bare
  * base64) secrets for `v1`, and `whpk_` public keys (or `whsk_` private keys) for `v1a`; list
- * several during a rotation. Every signature in the header is tried against every key.
+ * several during a rotation. Every signature in the header is tried against every key; a header with
+ * more than 16 signatures of one version is refused (`MALFORMED_HEADER`) before any is checked.
  *
  * @example
  * const verifier = createVerifier([process.env.WEBHOOK_SECRET!]);
@@ -116,10 +124,12 @@ function parseSignatures(header: string): Signatures {
     const comma = token.indexOf(",");
     if (comma === -1) continue;
     const version = token.slice(0, comma);
+    if (version !== "v1" && version !== "v1a") continue;
+    if (signatures[version].length === MAX_SIGNATURES_PER_VERSION) throw tooManySignatures(version);
     const value = token.slice(comma + 1);
     if (version === "v1") signatures.v1.push(Buffer.from(value));
     // Garbage still counts as a v1a signature (one that cannot match), so it ends as SIGNATURE_INVALID.
-    else if (version === "v1a") signatures.v1a.push(decodeBase64Strict(value));
+    else signatures.v1a.push(decodeBase64Strict(value));
   }
   if (signatures.v1.length === 0 && signatures.v1a.length === 0) {
     throw new WebhookVerificationError(
@@ -130,6 +140,17 @@ function parseSignatures(header: string): Signatures {
     );
   }
   return signatures;
+}
+
+function tooManySignatures(version: "v1" | "v1a"): WebhookVerificationError {
+  return new WebhookVerificationError(
+    "MALFORMED_HEADER",
+    `The webhook-signature header carries more than ${MAX_SIGNATURES_PER_VERSION} ${version} signatures, ` +
+      "the most a request may carry: each one is checked against every key before the sender is " +
+      "authenticated, so the list is capped. A sender signs once per active key; send only the " +
+      "signatures of the keys in use.",
+    "webhook-signature",
+  );
 }
 
 /**

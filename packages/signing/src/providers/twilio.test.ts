@@ -81,6 +81,20 @@ describe("twilio", () => {
     expect(twilio({ authTokens: ["old", TOKEN] }).verify({ body, headers, url: URL_ }, 0).keyIndex).toBe(1);
   });
 
+  test("refuses an algorithm the settings header names but Twilio's SDK does not know, naming it", () => {
+    const headers = {
+      ...FORM,
+      "x-twilio-signature": "abc",
+      "x-twilio-webhooks-signature-settings": "key=webhooks_sharedkey_01,algorithm=HMAC_SHA512",
+    };
+    expect(() => twilio({ sharedKeySecret: "s" }).verify({ body, headers, url: URL_ }, 0)).toThrow(
+      expect.objectContaining({
+        code: "SIGNATURE_INVALID",
+        message: expect.stringContaining('"HMAC_SHA512"'),
+      }),
+    );
+  });
+
   test("refuses to guess when no absolute URL is known", () => {
     const headers = { ...FORM, "x-twilio-signature": "abc" };
     expect(() => twilio({ authToken: TOKEN }).verify({ body, headers }, 0)).toThrow(InvalidArgumentError);

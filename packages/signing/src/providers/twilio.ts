@@ -4,13 +4,25 @@ import { InvalidArgumentError, WebhookVerificationError } from "../errors.js";
 import { readHeader, requireHeader } from "../headers.js";
 import { hmacEach, providerSecrets } from "../internal/provider-secrets.js";
 import type { Verifier, WebhookRequest } from "../verifier.js";
+import { signedUrls } from "./twilio-urls.js";
 
 const HEADER = "x-twilio-signature";
+const SETTINGS_HEADER = "x-twilio-webhooks-signature-settings";
 
-/** Options of `twilio()`: the account's auth token(s), and optionally the public webhook URL. */
-export type TwilioOptions = (
+type AuthTokens =
   | { authToken: string; authTokens?: never }
-  | { authTokens: readonly string[]; authToken?: never }
+  | { authTokens: readonly string[]; authToken?: never };
+type SharedKeySecrets =
+  | { sharedKeySecret: string; sharedKeySecrets?: never }
+  | { sharedKeySecrets: readonly string[]; sharedKeySecret?: never };
+
+/**
+ * Options of `twilio()`: the account's auth token(s), the secret(s) of the SharedKey a Webhooks Rule
+ * signs with, or both; and optionally the public webhook URL.
+ */
+export type TwilioOptions = (
+  | (AuthTokens & (SharedKeySecrets | { sharedKeySecret?: never; sharedKeySecrets?: never }))
+  | ({ authToken?: never; authTokens?: never } & SharedKeySecrets)
 ) & {
   /**
    * The exact URL configured in Twilio (with query string), or a function computing it per request.
@@ -24,28 +36,39 @@ export type TwilioOptions = (
 export type TwilioParams = Readonly<Record<string, string | readonly string[]>>;
 
 /**
- * Verifies Twilio webhooks: `X-Twilio-Signature`, base64 HMAC-SHA1 of the full URL followed by the
- * form parameters of an `application/x-www-form-urlencoded` body, sorted by name, each as
- * name+value. A URL carrying `bodySHA256` (JSON bodies) is signed alone and the body's SHA-256 must
- * equal that parameter. The URL is tried as given, without its port and with the default port,
- * as Twilio's own library does. `id` is the `I-Twilio-Idempotency-Token` header when present.
+ * Verifies Twilio webhooks as twilio-node's `validateRequest` does: `X-Twilio-Signature`, base64
+ * HMAC of the full URL followed by the form parameters of an `application/x-www-form-urlencoded`
+ * body, sorted by name, each as name+value. A URL carrying `bodySHA256` (JSON bodies) is signed
+ * alone and the body's SHA-256 must equal that parameter. The URL is tried as received and as
+ * `new URL()` encodes it, each without and with its port (see the README). Twilio signs with the
+ * auth token (HMAC-SHA1), or, when a Webhooks Rule names a SharedKey, with that key's secret and the
+ * algorithm (HMAC_SHA1 or HMAC_SHA256) named in `X-Twilio-Webhooks-Signature-Settings`; `keyIndex`
+ * indexes the list that was used. `id` is the `I-Twilio-Idempotency-Token` header when present.
  *
  * @example
  * const verifier = twilio({ authToken: process.env.TWILIO_AUTH_TOKEN!, url: "https://example.com/sms" });
  */
 export function twilio(options: TwilioOptions): Verifier {
-  const keys = providerSecrets("twilio", options, "authToken", "authTokens");
+  const hasSharedKeys = options.sharedKeySecret !== undefined || options.sharedKeySecrets !== undefined;
+  const authTokens =
+    options.authToken !== undefined || options.authTokens !== undefined || !hasSharedKeys
+      ? providerSecrets("twilio", options, "authToken", "authTokens")
+      : [];
+  const sharedKeys = hasSharedKeys
+    ? providerSecrets("twilio", options, "sharedKeySecret", "sharedKeySecrets")
+    : [];
   return {
     scheme: "twilio",
     verify(request) {
       const signature = Buffer.from(requireHeader(request.headers, HEADER));
+      const { keys, algorithm, what } = signingKeys(request, authTokens, sharedKeys);
       const url = requestUrl(options.url, request);
       const bodyHash = new URL(url).searchParams.get("bodySHA256");
       const params =
         bodyHash === null && isForm(request) ? formParams(request.body) : new Map<string, string[]>();
-      const urls = [...new Set([url, withoutPort(url), withDefaultPort(url)])];
+      const urls = signedUrls(url);
       const expected = keys.flatMap((key) =>
-        urls.map((candidate) => hmacEach([key], "sha1", "base64", [signedData(candidate, params)])[0]!),
+        urls.map((candidate) => hmacEach([key], algorithm, "base64", [signedData(candidate, params)])[0]!),
       );
       const match = findMatch(expected, [signature]);
       const bodyMatches =
@@ -55,9 +78,9 @@ export function twilio(options: TwilioOptions): Verifier {
         throw new WebhookVerificationError(
           "SIGNATURE_INVALID",
           (match === -1
-            ? "The x-twilio-signature header does not match the configured auth token(s) for this URL. "
+            ? `The x-twilio-signature header does not match the configured ${what} for this URL. `
             : "The body does not match the bodySHA256 query parameter. ") +
-            "Check the auth token, that the URL is exactly the one configured in Twilio (scheme, host, " +
+            `Check the ${what}, that the URL is exactly the one configured in Twilio (scheme, host, ` +
             "path and query), and that the body is the raw bytes received.",
           HEADER,
         );
@@ -85,6 +108,57 @@ twilio.sign = (input: { authToken: string; url: string; params?: TwilioParams })
   ]);
   return { [HEADER]: signature!.toString() };
 };
+
+/**
+ * Which secrets and hash to check, as twilio-node's `webhook()` decides: without a signature-settings
+ * header Twilio signed with the auth token and HMAC-SHA1; with one, with the SharedKey's secret and
+ * the algorithm the header names (HMAC_SHA1 when it names none).
+ */
+function signingKeys(
+  request: WebhookRequest,
+  authTokens: readonly Buffer[],
+  sharedKeys: readonly Buffer[],
+): { keys: readonly Buffer[]; algorithm: "sha1" | "sha256"; what: string } {
+  const settings = readHeader(request.headers, SETTINGS_HEADER);
+  if (!settings) {
+    if (authTokens.length > 0) return { keys: authTokens, algorithm: "sha1", what: "auth token(s)" };
+    throw new WebhookVerificationError(
+      "SIGNATURE_INVALID",
+      `Twilio signed this request with the account auth token (it has no ${SETTINGS_HEADER} header), ` +
+        "but only SharedKey secrets are configured: pass twilio({ authToken }) too.",
+      HEADER,
+    );
+  }
+  const name = settingsAlgorithm(settings);
+  const algorithm = name === "HMAC_SHA1" ? "sha1" : name === "HMAC_SHA256" ? "sha256" : undefined;
+  if (algorithm === undefined) {
+    throw new WebhookVerificationError(
+      "SIGNATURE_INVALID",
+      `The ${SETTINGS_HEADER} header names the signature algorithm ${JSON.stringify(name)}; supported ` +
+        "are HMAC_SHA1 and HMAC_SHA256. Upgrade @postel/signing if Twilio added one.",
+      SETTINGS_HEADER,
+    );
+  }
+  if (sharedKeys.length > 0) return { keys: sharedKeys, algorithm, what: "SharedKey secret(s)" };
+  throw new WebhookVerificationError(
+    "SIGNATURE_INVALID",
+    `Twilio signed this request with a SharedKey (the ${SETTINGS_HEADER} header is present), but no ` +
+      "SharedKey secret is configured: pass twilio({ sharedKeySecret }) with the secret of the key " +
+      "the Webhook Setting names.",
+    HEADER,
+  );
+}
+
+/** `key=<id>,algorithm=<name>`; a header without `algorithm=` means HMAC_SHA1. Case-insensitive. */
+function settingsAlgorithm(settings: string): string {
+  for (const part of settings.split(",")) {
+    const separator = part.indexOf("=");
+    if (separator === -1 || part.slice(0, separator).trim() !== "algorithm") continue;
+    const value = part.slice(separator + 1).trim();
+    if (value) return value.toUpperCase();
+  }
+  return "HMAC_SHA1";
+}
 
 function signedData(url: string, params: ReadonlyMap<string, readonly string[]>): string {
   let data = url;
@@ -117,19 +191,4 @@ function formParams(body: Uint8Array): Map<string, string[]> {
     params.set(key, [...(params.get(key) ?? []), value]);
   }
   return params;
-}
-
-// Split without `new URL()`, which would re-encode the path and break the string Twilio signed.
-const URL_PARTS = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#@]*@)?(\[[^\]]*\]|[^/?#:]*)(:\d*)?(.*)$/is;
-
-function withoutPort(url: string): string {
-  const parts = URL_PARTS.exec(url);
-  return parts ? parts[1]! + (parts[2] ?? "") + parts[3]! + parts[5]! : url;
-}
-
-function withDefaultPort(url: string): string {
-  const parts = URL_PARTS.exec(url);
-  if (!parts || parts[4] !== undefined) return url;
-  const port = parts[1]!.toLowerCase() === "https://" ? ":443" : ":80";
-  return parts[1]! + (parts[2] ?? "") + parts[3]! + port + parts[5]!;
 }
