@@ -40,3 +40,15 @@ export class LeaseLostError extends PostelError {
 
 /** The database schema is unusable (newer than this code, or not migrated). Code `SCHEMA_MISMATCH`. */
 export class SchemaMismatchError extends PostelError {}
+
+/**
+ * The database could not be reached or opened: nothing listens at the host and port, the server
+ * refused the login or the database, the pool was already ended, or the SQLite file cannot be opened.
+ * Code `STORAGE_UNAVAILABLE`; the message names what was tried (host and port, or path) and the fix,
+ * and the driver's error is the `cause`. Workers report it as an `error` event and retry by themselves.
+ */
+export class StorageUnavailableError extends PostelError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("STORAGE_UNAVAILABLE", message, options);
+  }
+}

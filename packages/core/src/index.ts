@@ -48,6 +48,7 @@ export {
   NotFoundError,
   PostelError,
   SchemaMismatchError,
+  StorageUnavailableError,
 } from "./errors.js";
 export type { ConfigurationIssue } from "./errors.js";
 export { TERMINAL_DELIVERY_STATUSES } from "./storage/records.js";

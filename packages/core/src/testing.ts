@@ -3,6 +3,7 @@
  * load it only from test files.
  */
 export { ManualClock } from "./clock.js";
+export { findSecret } from "./testing/find-secret.js";
 export type { ConformanceGroup, StorageConformanceOptions } from "./testing/run-storage-conformance.js";
 export { runStorageConformance } from "./testing/run-storage-conformance.js";
 export { runAdapterConformance } from "./testing/run-adapter-conformance.js";

@@ -254,8 +254,8 @@ describe("retries", () => {
       retryPolicy: LinearBackoff({ maxAttempts: 2, step: "1m" }),
     });
     await expect(
-      // @ts-expect-error the same on update
       h.postel.outbound.endpoints.update(endpoint.id, {
+        // @ts-expect-error the same on update
         retryPolicy: Custom({ maxAttempts: 1, compute: () => "1s" }),
       }),
     ).rejects.toMatchObject({ code: "INVALID_ENDPOINT" });

@@ -7,6 +7,7 @@ import {
   type PostgresTransaction,
   resolveConnection,
 } from "./internal/connection.js";
+import { asConnectionError } from "./internal/connection-errors.js";
 import { asSchemaError } from "./internal/schema-errors.js";
 
 /** A `DedupStore` on Postgres that can also close the pool it opened. */
@@ -29,12 +30,12 @@ export interface PostgresDedupStore extends DedupStore {
  * const receiver = Receiver({ sources: { billing: { verify: secret, dedup: PostgresDedupStore({ url }) } } });
  */
 export function PostgresDedupStore(connection: PostgresConnection): PostgresDedupStore {
-  const { sql, owned } = resolveConnection(connection);
+  const { sql, owned } = resolveConnection(connection, "PostgresDedupStore");
   const run = async <T>(query: () => Promise<T>): Promise<T> => {
     try {
       return await query();
     } catch (error) {
-      throw asSchemaError(error);
+      throw asConnectionError(asSchemaError(error), sql);
     }
   };
   return {

@@ -1,5 +1,7 @@
 import { SchemaMismatchError } from "@postel/core";
 import type { Sql } from "postgres";
+import { assertPostgresJs } from "./internal/connection.js";
+import { asConnectionError } from "./internal/connection-errors.js";
 import { type MigrationFile, loadMigrations } from "./internal/migration-files.js";
 import { asSchemaError } from "./internal/schema-errors.js";
 
@@ -16,14 +18,16 @@ interface AppliedMigration {
  * Creates or upgrades Postel's schema (`postel.*`) with the SQL migrations shipped in this package.
  * Runs in one transaction holding `pg_advisory_xact_lock`, so concurrent calls from several processes
  * are safe; records what it applied in `postel.migrations` (never the host's drizzle journal).
- * Throws `SchemaMismatchError` when the database was migrated by a newer version of this package.
+ * Throws `SchemaMismatchError` when the database was migrated by a newer version of this package, and
+ * `StorageUnavailableError` when the database cannot be reached.
  *
  * @example
  * await migrate(postgres(process.env.DATABASE_URL!));
  */
 export async function migrate(sql: Sql, now: () => number = Date.now): Promise<void> {
+  assertPostgresJs(sql, "migrate() argument");
   const files = await loadMigrations();
-  await sql.begin(async (tx) => {
+  const migrating = sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY}::bigint)`;
     await tx`SET LOCAL client_min_messages = warning`;
     await tx`CREATE SCHEMA IF NOT EXISTS postel`;
@@ -45,6 +49,9 @@ export async function migrate(sql: Sql, now: () => number = Date.now): Promise<v
       INSERT INTO postel.meta (key, value) VALUES ('schema_version', ${files.length})
       ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
   });
+  await migrating.catch((error: unknown) => {
+    throw asConnectionError(error, sql);
+  });
 }
 
 /**
@@ -52,12 +59,13 @@ export async function migrate(sql: Sql, now: () => number = Date.now): Promise<v
  * (used on first use when `migrate: false`). Throws `SchemaMismatchError` otherwise.
  */
 export async function assertMigrated(sql: Sql): Promise<void> {
+  assertPostgresJs(sql, "assertMigrated() argument");
   const files = await loadMigrations();
   let applied: AppliedMigration[];
   try {
     applied = await sql<AppliedMigration[]>`SELECT name, hash FROM postel.migrations`;
   } catch (error) {
-    throw asSchemaError(error);
+    throw asConnectionError(asSchemaError(error), sql);
   }
   const pending = pendingMigrations(files, applied);
   if (pending.length > 0) {

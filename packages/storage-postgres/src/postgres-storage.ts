@@ -1,9 +1,11 @@
-import { InvalidInputError, type Storage } from "@postel/core";
+import { type ConfigurationIssue, InvalidInputError, type Storage } from "@postel/core";
 import {
   type PostgresConnection,
   type PostgresTransaction,
   resolveConnection,
 } from "./internal/connection.js";
+import { asConnectionError } from "./internal/connection-errors.js";
+import { hidingSecrets } from "./internal/hide-secrets.js";
 import { epochMs } from "./internal/rows.js";
 import { asSchemaError } from "./internal/schema-errors.js";
 import { assertMigrated, migrate } from "./migrate.js";
@@ -47,7 +49,7 @@ export function PostgresStorage(
   connection: PostgresConnection,
   options: PostgresStorageOptions = {},
 ): PostgresStorageInstance {
-  const { sql, owned } = resolveConnection(connection);
+  const { sql, owned } = resolveConnection(connection, "PostgresStorage", optionIssues(options));
   const listeners = new Set<() => Promise<void>>();
   let ready: Promise<void> | undefined;
 
@@ -65,19 +67,20 @@ export function PostgresStorage(
   // Where this instance's next claims start scanning (see ClaimFloor).
   const fanoutFloor = new ClaimFloor();
   const dueFloor = new ClaimFloor();
+  // Every storage call: schema and connection failures become Postel errors that name the fix.
   const run = async <T>(query: () => Promise<T>): Promise<T> => {
-    await ensureReady();
     try {
+      await ensureReady();
       return await query();
     } catch (error) {
-      throw asSchemaError(error);
+      throw asConnectionError(asSchemaError(error), sql);
     }
   };
 
   return {
     name: "postgres",
     migrate: async () => {
-      await migrateNow();
+      await migrateNow(); // migrate() names connection failures itself
       ready = Promise.resolve();
     },
 
@@ -104,17 +107,29 @@ export function PostgresStorage(
     recordOutcomes: (outcomes, now) => run(() => recordOutcomes(sql, outcomes, epochMs(now))),
     releaseHeld: (endpointId, now) => run(() => claim.releaseHeld(sql, endpointId, epochMs(now))),
 
-    createEndpoint: (endpoint) => run(() => endpoints.createEndpoint(sql, endpoint)),
+    // Endpoint writes carry signing secrets: their errors never do (see hide-secrets.ts).
+    createEndpoint: (endpoint) =>
+      run(() =>
+        hidingSecrets(
+          endpoints.createEndpoint(sql, endpoint),
+          endpoint.secrets.map((s) => s.secret),
+        ),
+      ),
     getEndpoint: (id) => run(() => endpoints.getEndpoint(sql, id)),
     listEndpoints: (query) => run(() => endpoints.listEndpoints(sql, query)),
     allEndpoints: () => run(() => endpoints.allEndpoints(sql)),
     endpointsRevision: () => run(() => endpoints.endpointsRevision(sql)),
-    updateEndpoint: (id, fields, now) => run(() => endpoints.updateEndpoint(sql, id, fields, epochMs(now))),
+    updateEndpoint: (id, fields, now) =>
+      run(() => hidingSecrets(endpoints.updateEndpoint(sql, id, fields, epochMs(now)), [])),
     deleteEndpoint: (id, now) => run(() => endpointState.deleteEndpoint(sql, id, epochMs(now))),
     transitionEndpoint: (id, expected, next, now) =>
       run(() => endpointState.transitionEndpoint(sql, id, expected, next, epochMs(now))),
     addEndpointSecret: (id, secret, previousExpireAt) =>
-      run(() => endpointState.addEndpointSecret(sql, id, secret, epochMs(previousExpireAt))),
+      run(() =>
+        hidingSecrets(endpointState.addEndpointSecret(sql, id, secret, epochMs(previousExpireAt)), [
+          secret.secret,
+        ]),
+      ),
     endpointHealth: (id, since) => run(() => endpointState.endpointHealth(sql, id, epochMs(since))),
 
     getMessage: (id) => run(() => audit.getMessage(sql, id)),
@@ -129,7 +144,11 @@ export function PostgresStorage(
 
     // postgres.js keeps one dedicated LISTEN connection per pool and re-listens after reconnecting.
     subscribe: async (onWake) => {
-      const { unlisten } = await sql.listen(WAKE_CHANNEL, () => onWake());
+      const { unlisten } = await sql
+        .listen(WAKE_CHANNEL, () => onWake())
+        .catch((error: unknown) => {
+          throw asConnectionError(error, sql);
+        });
       const stop = async () => {
         if (listeners.delete(stop)) await unlisten();
       };
@@ -141,6 +160,15 @@ export function PostgresStorage(
       if (owned) await sql.end({ timeout: 5 });
     },
   };
+}
+
+function optionIssues(options: PostgresStorageOptions): ConfigurationIssue[] {
+  if (typeof options !== "object" || options === null) {
+    return [{ path: "", message: "the second argument must be an options object, e.g. { migrate: false }" }];
+  }
+  return options.migrate === undefined || typeof options.migrate === "boolean"
+    ? []
+    : [{ path: "migrate", message: "must be true (the default: migrate on first use) or false" }];
 }
 
 function timed<L extends { now: number; until: number }>(lease: L): L {

@@ -45,8 +45,9 @@ export function SqliteDedupStore(
   options: SqliteDedupStoreOptions = {},
 ): SqliteDedupStore {
   const { migrate = true, busyTimeoutMs = 5000, synchronous = "full" } = options;
-  assertConnection(connection, { busyTimeoutMs, synchronous }, "SqliteDedupStore options");
-  const { db, ...lifecycle } = openConnection(connection, { migrate, busyTimeoutMs, synchronous });
+  const settings = { migrate, busyTimeoutMs, synchronous };
+  assertConnection(connection, settings, "SqliteDedupStore");
+  const { db, ...lifecycle } = openConnection(connection, settings, "SqliteDedupStore");
 
   return {
     async claim(key, now, processingUntil): Promise<ClaimResult> {

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import type { Client } from "@libsql/client";
-import { SchemaMismatchError } from "@postel/core";
+import { ConfigurationError, SchemaMismatchError } from "@postel/core";
+import { isLibsqlClient } from "./internal/libsql-client.js";
 import { translateError } from "./internal/database.js";
 import { serialiseWrite } from "./internal/write-lock.js";
 import { openWriter, type Writer } from "./internal/writer.js";
@@ -51,7 +52,20 @@ function loadMigrations(): Promise<Migration[]> {
  * await migrate(createClient({ url: "file:postel.db" }));
  */
 export async function migrate(client: Client, options: { busyTimeoutMs?: number } = {}): Promise<void> {
-  const writer = await openWriter(client, options.busyTimeoutMs ?? 5000);
+  if (!isLibsqlClient(client)) {
+    throw new ConfigurationError(
+      [
+        {
+          path: "client",
+          message: 'must be a @libsql/client client, e.g. createClient({ url: "file:postel.db" })',
+        },
+      ],
+      "migrate() argument",
+    );
+  }
+  const writer = await openWriter(client, options.busyTimeoutMs ?? 5000).catch((error: unknown) => {
+    throw translateError(error);
+  });
   try {
     await applyMigrations(writer);
   } finally {
@@ -63,7 +77,9 @@ export async function migrate(client: Client, options: { busyTimeoutMs?: number 
 export async function applyMigrations(writer: Writer): Promise<void> {
   const migrations = await loadMigrations();
   await serialiseWrite(async () => {
-    const tx = await writer.transaction();
+    const tx = await writer.transaction().catch((error: unknown) => {
+      throw translateError(error);
+    });
     try {
       await tx.execute(`CREATE TABLE IF NOT EXISTS postel_migrations (
         name TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)`);

@@ -50,8 +50,9 @@ export function SqliteStorage(
   options: SqliteStorageOptions = {},
 ): SqliteStorage {
   const { migrate = true, busyTimeoutMs = 5000, synchronous = "full" } = options;
-  assertConnection(connection, { busyTimeoutMs, synchronous }, "SqliteStorage options");
-  const { client, db, ...lifecycle } = openConnection(connection, { migrate, busyTimeoutMs, synchronous });
+  const settings = { migrate, busyTimeoutMs, synchronous };
+  assertConnection(connection, settings, "SqliteStorage");
+  const { client, db, ...lifecycle } = openConnection(connection, settings, "SqliteStorage");
 
   return {
     name: "sqlite",

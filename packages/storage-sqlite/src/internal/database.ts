@@ -1,5 +1,6 @@
 import type { Client, InArgs, ResultSet, Row } from "@libsql/client";
 import { InvalidInputError, SchemaMismatchError } from "@postel/core";
+import { asConnectionError } from "./connection-errors.js";
 import type { Writer } from "./writer.js";
 import { serialiseWrite } from "./write-lock.js";
 
@@ -27,15 +28,20 @@ export interface Db {
 export function createDb(client: Client, ready: () => Promise<Writer>): Db {
   return {
     async read(statement) {
-      await ready();
       try {
+        await ready();
         return (await client.execute(statement)).rows;
       } catch (error) {
         throw translateError(error);
       }
     },
     async write(statements) {
-      const writer = await ready();
+      let writer: Writer;
+      try {
+        writer = await ready();
+      } catch (error) {
+        throw translateError(error);
+      }
       return serialiseWrite(async () => {
         try {
           return await writer.batch(statements);
@@ -48,10 +54,13 @@ export function createDb(client: Client, ready: () => Promise<Writer>): Db {
 }
 
 /**
- * Turn driver errors with a known fix into Postel errors: a missing table means the schema was never
- * migrated; a duplicate message id is bad input. Anything else is returned unchanged.
+ * Turn driver errors with a known fix into Postel errors: a database that cannot be opened or reached
+ * is unavailable; a missing table means the schema was never migrated; a duplicate message id is bad
+ * input. Anything else is returned unchanged.
  */
 export function translateError(error: unknown): unknown {
+  const unavailable = asConnectionError(error);
+  if (unavailable !== error) return unavailable;
   const message = messagesOf(error).join("\n");
   const missing = /no such (?:table|view): (\w+)/.exec(message);
   if (missing) {
