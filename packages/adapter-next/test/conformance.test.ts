@@ -1,7 +1,7 @@
 import { runAdapterConformance } from "@postel/core/testing";
 import { NextRequest } from "next/server.js";
 import { webhookApiRoute, webhookRoute } from "../src/index.js";
-import { callRoute, serveApiRoute } from "./mount.js";
+import { callRoute, serveApiRoute, serveRoute } from "./mount.js";
 
 const quiet = { onError: () => {} };
 
@@ -24,8 +24,23 @@ for (const [name, toRequest] of [
         return route(request);
       }, toRequest);
     },
+    skip: { "raw-http": "called in process, no socket: the App Router run on http.Server sends raw HTTP" },
   });
 }
+
+// App Router as `next start` serves it: a NextRequest built from Node's request, whose fetch Headers
+// have already joined the copies of a repeated header (the documented limitation).
+runAdapterConformance({
+  name: "next App Router route handler (NextRequest adapter on http.Server)",
+  fetchHeadersOnly: true,
+  mount: async (receiver, source, handler, { preParsed }) => {
+    const route = webhookRoute(receiver, source, handler, quiet);
+    return serveRoute(async (request) => {
+      if (preParsed) await request.text();
+      return route(request);
+    });
+  },
+});
 
 // Pages Router: Next's apiResolver on a real http.Server; pre-parsed = the default body parser left on.
 runAdapterConformance({
