@@ -22,3 +22,7 @@ export type {
   MountedAdapter,
 } from "./testing/run-adapter-conformance.js";
 export { newEndpoint, newMessage, T0 } from "./testing/conformance/fixtures.js";
+export type { InputPropertyOptions } from "./testing/properties/run-input-properties.js";
+export { runInputProperties } from "./testing/properties/run-input-properties.js";
+export type { GatePropertyOptions } from "./testing/properties/run-gate-properties.js";
+export { runGateProperties } from "./testing/properties/run-gate-properties.js";

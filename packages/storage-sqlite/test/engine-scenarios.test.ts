@@ -1,21 +1,4 @@
 import { runEngineScenarios } from "@postel/core/testing";
-import { SqliteStorage } from "../src/index.js";
-import { tempDatabase } from "./temp-db.js";
+import { sqliteHooks } from "./storage-hooks.js";
 
-const files = new WeakMap<SqliteStorage, () => void>();
-
-runEngineScenarios({
-  name: "sqlite",
-  create: async () => {
-    const db = tempDatabase();
-    const storage = SqliteStorage({ url: db.url });
-    await storage.migrate();
-    files.set(storage, db.remove);
-    return storage;
-  },
-  // The test's Postel closes the storage again afterwards; closing twice is harmless.
-  destroy: async (storage) => {
-    await storage.close();
-    files.get(storage)?.();
-  },
-});
+runEngineScenarios({ name: sqliteHooks.name, create: sqliteHooks.create, destroy: sqliteHooks.destroy });

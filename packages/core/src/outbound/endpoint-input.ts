@@ -32,6 +32,14 @@ const isJsonObject = (x: unknown): x is Record<string, unknown> => {
   }
 };
 
+// valibot's object and record schemas take an array as an object: `headers: ["a"]` would send a
+// header named "0", and `autoDisable: []` would silently mean the defaults.
+const objectNotArray = (what: string) =>
+  v.custom<Record<string, unknown>>(
+    (x) => typeof x === "object" && x !== null && !Array.isArray(x),
+    `${what} must be an object, not an array or a primitive`,
+  );
+
 /** Bounds of what an endpoint stores (README "Endpoints"): every instance loads every endpoint. */
 export const ENDPOINT_LIMITS = {
   urlLength: 2_048,
@@ -94,6 +102,7 @@ const EndpointInputSchema = v.strictObject({
   transform: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(ENDPOINT_LIMITS.nameLength)))),
   headers: v.optional(
     v.pipe(
+      objectNotArray("headers"),
       v.record(
         v.string(),
         v.pipe(
@@ -113,8 +122,8 @@ const EndpointInputSchema = v.strictObject({
   retryPolicy: v.optional(
     v.nullable(v.union([v.string(), RetryPolicySchema], "retryPolicy must be a policy or a registered name")),
   ),
-  circuitBreaker: v.optional(v.nullable(CircuitBreakerSchema)),
-  autoDisable: v.optional(v.nullable(AutoDisableSchema)),
+  circuitBreaker: v.optional(v.nullable(v.pipe(objectNotArray("circuitBreaker"), CircuitBreakerSchema))),
+  autoDisable: v.optional(v.nullable(v.pipe(objectNotArray("autoDisable"), AutoDisableSchema))),
   maxInFlight: v.optional(v.nullable(maxInFlightSchema(USE_DEFAULT))),
   rateLimit: v.optional(v.nullable(rateLimitSchema(USE_DEFAULT))),
   secret: v.optional(v.string("secret must be a string")),
@@ -144,7 +153,13 @@ export function parseEndpointInput(
 ): ParsedEndpointInput {
   const result = v.safeParse(EndpointInputSchema, input ?? {});
   const problems = result.success ? [] : toConfigurationIssues(result.issues);
-  if (mode === "create" && (typeof input !== "object" || input === null || !("url" in input))) {
+  if (Array.isArray(input))
+    problems.push({ path: "", message: "must be an object of endpoint fields, not an array" });
+  // `{ url: undefined }` is as missing as no url at all.
+  if (
+    mode === "create" &&
+    (typeof input !== "object" || input === null || (input as { url?: unknown }).url === undefined)
+  ) {
     problems.push({ path: "url", message: "is required" });
   }
   if (!result.success || problems.length > 0) throw invalidEndpoint(problems);

@@ -7,6 +7,8 @@ import { assertEndpointUrlAllowed } from "../http/network-policy.js";
 import type { IdGenerator } from "../ids.js";
 import type { EndpointRecord, EndpointState } from "../storage/records.js";
 import { parseEndpointInput } from "./endpoint-input.js";
+import { isLookupId } from "./lookup-id.js";
+import { quote } from "./quote.js";
 import type { CreateEndpointInput, Endpoint, UpdateEndpointInput } from "./types.js";
 
 /** Filters of `endpoints.list`. */
@@ -53,11 +55,11 @@ export function createEndpointsApi({ config, clock, newId, changed }: EndpointsD
   const policy = { allowPrivateNetworks: config.http.allowPrivateNetworks };
 
   async function mustGet(id: string): Promise<EndpointRecord> {
-    const endpoint = typeof id === "string" ? await storage.getEndpoint(id) : null;
+    const endpoint = isLookupId(id) ? await storage.getEndpoint(id) : null;
     if (!endpoint) {
       throw new NotFoundError(
         "ENDPOINT_NOT_FOUND",
-        `No endpoint with id ${JSON.stringify(id)}; list them with endpoints.list().`,
+        `No endpoint with id ${quote(id)}; list them with endpoints.list().`,
       );
     }
     return endpoint;
@@ -116,7 +118,7 @@ export function createEndpointsApi({ config, clock, newId, changed }: EndpointsD
       return publicEndpoint(record);
     },
     async get(id) {
-      const endpoint = typeof id === "string" ? await storage.getEndpoint(id) : null;
+      const endpoint = isLookupId(id) ? await storage.getEndpoint(id) : null;
       return endpoint ? publicEndpoint(endpoint) : null;
     },
     async list(options = {}) {

@@ -1,6 +1,8 @@
 import type { OutboundConfig } from "../config.js";
 import { NotFoundError } from "../errors.js";
 import type { AttemptRecord, DeliveryRecord, MessageRecord, MessageStatus } from "../storage/records.js";
+import { isLookupId } from "./lookup-id.js";
+import { quote } from "./quote.js";
 import type { Message } from "./types.js";
 
 /** Filters of `messages.list`. Newest first. */
@@ -39,16 +41,16 @@ const time = (t: Date | number | undefined) => (t instanceof Date ? t.getTime() 
 export function createMessagesApi(config: OutboundConfig): MessagesApi {
   const { storage } = config;
   async function mustExist(id: string): Promise<void> {
-    if (typeof id !== "string" || !(await storage.getMessage(id))) {
+    if (!isLookupId(id) || !(await storage.getMessage(id))) {
       throw new NotFoundError(
         "MESSAGE_NOT_FOUND",
-        `No message with id ${JSON.stringify(id)}; send() returns the id to use.`,
+        `No message with id ${quote(id)}; send() returns the id to use.`,
       );
     }
   }
   return {
     async get(id) {
-      const record = typeof id === "string" ? await storage.getMessage(id) : null;
+      const record = isLookupId(id) ? await storage.getMessage(id) : null;
       return record ? toMessage(record) : null;
     },
     async list(options = {}) {

@@ -4,6 +4,8 @@ import { InvalidInputError, NotFoundError } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import type { DeliveryRecord, DeliveryStatus } from "../storage/records.js";
 import { toMessage } from "./messages.js";
+import { isLookupId } from "./lookup-id.js";
+import { quote } from "./quote.js";
 import type { Message } from "./types.js";
 
 /** Which messages to replay: one id, many ids, an endpoint over a time range, or a predicate. */
@@ -50,19 +52,19 @@ export async function replay(
   if ("messageId" in selection || "messageIds" in selection) {
     const ids = "messageId" in selection ? [selection.messageId] : selection.messageIds;
     for (const id of ids) {
-      if (typeof id !== "string" || !(await storage.getMessage(id))) {
+      if (!isLookupId(id) || !(await storage.getMessage(id))) {
         throw new NotFoundError(
           "MESSAGE_NOT_FOUND",
-          `No message with id ${JSON.stringify(id)}; nothing was replayed.`,
+          `No message with id ${quote(id)}; nothing was replayed.`,
         );
       }
     }
     candidates = await storage.findReplayable({ messageIds: ids }, limit);
   } else if ("endpointId" in selection) {
-    if (!(await storage.getEndpoint(selection.endpointId))) {
+    if (!isLookupId(selection.endpointId) || !(await storage.getEndpoint(selection.endpointId))) {
       throw new NotFoundError(
         "ENDPOINT_NOT_FOUND",
-        `No endpoint with id ${JSON.stringify(selection.endpointId)}; nothing was replayed.`,
+        `No endpoint with id ${quote(selection.endpointId)}; nothing was replayed.`,
       );
     }
     const since = toTime(selection.since, "since");

@@ -3,6 +3,7 @@ import type { OutboundConfig } from "../config.js";
 import { parseDuration } from "../duration.js";
 import { InvalidInputError } from "../errors.js";
 import { unstorable } from "../storable-text.js";
+import { quote } from "./quote.js";
 import type { IdGenerator } from "../ids.js";
 import type { EnqueueOptions } from "../storage/storage.js";
 import { isValidEventType } from "../type-glob.js";
@@ -36,7 +37,7 @@ export async function send<Tx>(
   if (!isValidEventType(event.type)) {
     throw new InvalidInputError(
       "INVALID_EVENT_TYPE",
-      `Event type ${JSON.stringify(event.type)} is invalid: use 1-255 letters, digits and "_ . : - /", e.g. "order.created".`,
+      `Event type ${quote(event.type)} is invalid: use 1-255 letters, digits and "_ . : - /", e.g. "order.created".`,
     );
   }
   const payload = serialise(event.data);
@@ -52,7 +53,7 @@ export async function send<Tx>(
   if (event.ttl !== undefined && (ttl === undefined || ttl <= 0)) {
     throw new InvalidInputError(
       "INVALID_DURATION",
-      `ttl ${JSON.stringify(event.ttl)} is invalid: use a positive duration like "30s", "5m", "1d" or milliseconds.`,
+      `ttl ${quote(event.ttl)} is invalid: use a positive duration like "30s", "5m", "1d" or milliseconds.`,
     );
   }
   const idempotencyKey = optionalString(event.idempotencyKey, "idempotencyKey");

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import postgres, { type Sql } from "postgres";
+import postgres, { type Sql, type TransactionSql } from "postgres";
 import { afterAll, beforeAll } from "vitest";
-import { migrate } from "../../src/index.js";
+import { migrate, PostgresStorage, type PostgresStorageInstance } from "../../src/index.js";
 
 /** The server the tests use; override with POSTEL_TEST_POSTGRES_URL (any database on it works). */
 export const SERVER_URL =
@@ -67,6 +67,32 @@ export function migratedDatabase(): { readonly database: TestDatabase; readonly 
     get sql() {
       if (!sql) throw new Error("migratedDatabase(): read it inside a test, after beforeAll");
       return sql;
+    },
+  };
+}
+
+/**
+ * How the shared suites (conformance, engine scenarios, input properties) use one migrated database
+ * per file: each storage starts from empty tables on the shared pool, and `transaction` runs `fn` in
+ * `sql.begin`.
+ */
+export function postgresHooks(db: { readonly sql: Sql }) {
+  return {
+    name: "postgres",
+    create: async (): Promise<PostgresStorageInstance> => {
+      await truncatePostel(db.sql);
+      return PostgresStorage({ sql: db.sql }, { migrate: false });
+    },
+    transaction: async <T>(
+      _storage: PostgresStorageInstance,
+      fn: (tx: TransactionSql) => Promise<T>,
+    ): Promise<T> => {
+      // sql.begin's result type unwraps arrays of promises; keep fn's own result type instead.
+      let result: T | undefined;
+      await db.sql.begin(async (tx) => {
+        result = await fn(tx);
+      });
+      return result as T;
     },
   };
 }
