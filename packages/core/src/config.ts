@@ -185,8 +185,19 @@ const count = (what: string, min: number) =>
     v.minValue(min, `${what} must be >= ${min}`),
   );
 
+/**
+ * An options object. valibot's object and record schemas take an array as one: `autoDisable: []`
+ * would silently mean the defaults, and `headers: ["a"]` send a header named "0".
+ */
+export const objectNotArray = (what: string) =>
+  v.custom<Record<string, unknown>>(
+    (x) => typeof x === "object" && x !== null && !Array.isArray(x),
+    `${what} must be an object, not an array or a primitive`,
+  );
+
 /** Circuit-breaker options → settings. */
 export const CircuitBreakerSchema = v.pipe(
+  objectNotArray("circuitBreaker"),
   v.strictObject({
     threshold: v.optional(ratio("threshold"), 0.5),
     cooldown: v.optional(DurationMs, "5m"),
@@ -205,6 +216,7 @@ export const CircuitBreakerSchema = v.pipe(
 
 /** Auto-disable options → settings. */
 export const AutoDisableSchema = v.pipe(
+  objectNotArray("autoDisable"),
   v.strictObject({
     failureRate: v.optional(ratio("failureRate"), 0.9),
     window: v.optional(DurationMs, "1h"),
@@ -267,62 +279,86 @@ const StorageSchema = v.custom<Storage<unknown>>(
 const OutboundSchema = v.strictObject({
   storage: StorageSchema,
   retryPolicy: v.optional(RetryPolicySchema),
-  retryPolicies: v.optional(v.record(v.string(), RetryPolicySchema), {}),
+  retryPolicies: v.optional(
+    v.pipe(objectNotArray("retryPolicies"), v.record(v.string(), RetryPolicySchema)),
+    {},
+  ),
   // `false` (turned off) arrives here as null (see withFalseAsNull): a union would hide nested issues.
   circuitBreaker: v.optional(v.nullable(CircuitBreakerSchema), {}),
   autoDisable: v.optional(v.nullable(AutoDisableSchema), {}),
   limits: v.optional(
-    v.strictObject({
-      maxInFlight: v.optional(maxInFlightSchema("leave it out for no limit")),
-      rateLimit: v.optional(rateLimitSchema("leave it out for no limit")),
-    }),
+    v.pipe(
+      objectNotArray("limits"),
+      v.strictObject({
+        maxInFlight: v.optional(maxInFlightSchema("leave it out for no limit")),
+        rateLimit: v.optional(rateLimitSchema("leave it out for no limit")),
+      }),
+    ),
     {},
   ),
   workers: v.optional(
-    v.strictObject({
-      concurrency: v.optional(
-        v.union(
-          [v.literal("auto"), count("concurrency", 1)],
-          'concurrency must be "auto" or an integer >= 1',
+    v.pipe(
+      objectNotArray("workers"),
+      v.strictObject({
+        concurrency: v.optional(
+          v.union(
+            [v.literal("auto"), count("concurrency", 1)],
+            'concurrency must be "auto" or an integer >= 1',
+          ),
+          "auto",
         ),
-        "auto",
-      ),
-      maxConcurrency: v.optional(count("maxConcurrency", 1), 1024),
-      batchSize: v.optional(count("batchSize", 1), 64),
-      pollInterval: v.optional(DurationMs, "1s"),
-      leaseDuration: v.optional(DurationMs, "60s"),
-      id: v.optional(v.pipe(v.string(), v.minLength(1))),
-    }),
+        maxConcurrency: v.optional(count("maxConcurrency", 1), 1024),
+        batchSize: v.optional(count("batchSize", 1), 64),
+        pollInterval: v.optional(DurationMs, "1s"),
+        leaseDuration: v.optional(DurationMs, "60s"),
+        id: v.optional(v.pipe(v.string(), v.minLength(1))),
+      }),
+    ),
     {},
   ),
   http: v.optional(
-    v.strictObject({
-      timeout: v.optional(DurationMs, "15s"),
-      connectTimeout: v.optional(DurationMs, "5s"),
-      userAgent: v.optional(v.string(), "Postel/0 (+webhooks)"),
-      maxResponseBytes: v.optional(count("maxResponseBytes", 0), 4096),
-      allowPrivateNetworks: v.optional(v.boolean(), false),
-      maxRetryAfter: v.optional(DurationMs, "1d"),
-    }),
+    v.pipe(
+      objectNotArray("http"),
+      v.strictObject({
+        timeout: v.optional(DurationMs, "15s"),
+        connectTimeout: v.optional(DurationMs, "5s"),
+        userAgent: v.optional(v.string(), "Postel/0 (+webhooks)"),
+        maxResponseBytes: v.optional(count("maxResponseBytes", 0), 4096),
+        allowPrivateNetworks: v.optional(v.boolean(), false),
+        maxRetryAfter: v.optional(DurationMs, "1d"),
+      }),
+    ),
     {},
   ),
-  signing: v.optional(v.strictObject({ algorithm: v.optional(v.picklist(["v1", "v1a"]), "v1") }), {}),
+  signing: v.optional(
+    v.pipe(
+      objectNotArray("signing"),
+      v.strictObject({ algorithm: v.optional(v.picklist(["v1", "v1a"]), "v1") }),
+    ),
+    {},
+  ),
   maxPayloadBytes: v.optional(count("maxPayloadBytes", 1), 256 * 1024),
   filters: v.optional(
-    v.record(v.string(), v.custom<(e: OutboundEvent) => boolean>(isFunction, "must be a function")),
+    v.pipe(
+      objectNotArray("filters"),
+      v.record(v.string(), v.custom<(e: OutboundEvent) => boolean>(isFunction, "must be a function")),
+    ),
     {},
   ),
   transforms: v.optional(
-    v.record(
-      v.string(),
-      v.custom<(e: OutboundEvent, ep: Endpoint) => unknown>(isFunction, "must be a function"),
+    v.pipe(
+      objectNotArray("transforms"),
+      v.record(
+        v.string(),
+        v.custom<(e: OutboundEvent, ep: Endpoint) => unknown>(isFunction, "must be a function"),
+      ),
     ),
     {},
   ),
 });
 
 const PostelSchema = v.strictObject({
-  outbound: v.optional(OutboundSchema),
+  outbound: v.optional(v.pipe(objectNotArray("outbound"), OutboundSchema)),
   // Validated by the receiver itself (parseInboundSources), which lists every bad source at once.
   inbound: v.optional(v.record(v.string(), v.unknown(), "must map source names to { verify, ... }")),
   clock: v.optional(

@@ -39,6 +39,29 @@ describe("Postel() options", () => {
     );
   });
 
+  test.each([
+    "circuitBreaker",
+    "autoDisable",
+    "limits",
+    "workers",
+    "http",
+    "signing",
+    "retryPolicies",
+    "filters",
+    "transforms",
+  ])("refuses an array as outbound.%s (it would silently mean the defaults)", (option) => {
+    let error: unknown;
+    try {
+      Postel({ outbound: { storage: InMemoryStorage(), [option]: [] } as never });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as ConfigurationError).issues).toEqual([
+      { path: `outbound.${option}`, message: `${option} must be an object, not an array or a primitive` },
+    ]);
+  });
+
   test("refuses something that is not a storage", () => {
     expect(() => Postel({ outbound: { storage: {} as never } })).toThrow(/must be a Storage/);
   });

@@ -4,6 +4,7 @@ import { ExponentialBackoff, LinearBackoff, type RetryPolicy } from "../backoff.
 import {
   AutoDisableSchema,
   CircuitBreakerSchema,
+  objectNotArray,
   maxInFlightSchema,
   type OutboundConfig,
   RetryPolicySchema,
@@ -31,14 +32,6 @@ const isJsonObject = (x: unknown): x is Record<string, unknown> => {
     return false;
   }
 };
-
-// valibot's object and record schemas take an array as an object: `headers: ["a"]` would send a
-// header named "0", and `autoDisable: []` would silently mean the defaults.
-const objectNotArray = (what: string) =>
-  v.custom<Record<string, unknown>>(
-    (x) => typeof x === "object" && x !== null && !Array.isArray(x),
-    `${what} must be an object, not an array or a primitive`,
-  );
 
 /** Bounds of what an endpoint stores (README "Endpoints"): every instance loads every endpoint. */
 export const ENDPOINT_LIMITS = {
@@ -122,8 +115,8 @@ const EndpointInputSchema = v.strictObject({
   retryPolicy: v.optional(
     v.nullable(v.union([v.string(), RetryPolicySchema], "retryPolicy must be a policy or a registered name")),
   ),
-  circuitBreaker: v.optional(v.nullable(v.pipe(objectNotArray("circuitBreaker"), CircuitBreakerSchema))),
-  autoDisable: v.optional(v.nullable(v.pipe(objectNotArray("autoDisable"), AutoDisableSchema))),
+  circuitBreaker: v.optional(v.nullable(CircuitBreakerSchema)),
+  autoDisable: v.optional(v.nullable(AutoDisableSchema)),
   maxInFlight: v.optional(v.nullable(maxInFlightSchema(USE_DEFAULT))),
   rateLimit: v.optional(v.nullable(rateLimitSchema(USE_DEFAULT))),
   secret: v.optional(v.string("secret must be a string")),
