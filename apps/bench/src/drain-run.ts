@@ -19,6 +19,14 @@ import type {
   WorkerConfig,
   WorkerReport,
 } from "./protocol.js";
+import {
+  describeWal,
+  describeWalBreakdown,
+  endWal,
+  inspectWal,
+  startWal,
+  type WalVolume,
+} from "./wal-volume.js";
 
 /** The receiver child, started once per scenario. */
 export type Receiver = Child<ReceiverReport, ReceiverCommand>;
@@ -53,6 +61,8 @@ export interface DrainMeasurement {
   perSecond: number;
   peakRssBytes: number;
   cpuPer1k: { worker: number; database: number; receiver: number };
+  /** The WAL the drain wrote (PostgreSQL only), from a CHECKPOINT at its start. */
+  wal?: WalVolume;
 }
 
 /** Options of one drain. */
@@ -103,7 +113,7 @@ export async function drainWithPostel(base: string, options: DrainOptions): Prom
       ...(process.env["BENCH_BATCH"] ? { batchSize: Number(process.env["BENCH_BATCH"]) } : {}),
       ...options.worker,
     };
-    return await timeWorker("postel-worker", config, options, postgresCpu(database));
+    return await timeWorker("postel-worker", config, options, postgresMeter(database));
   } finally {
     if (!options.database) await database.drop();
   }
@@ -123,7 +133,7 @@ export async function drainNaive(base: string, options: DrainOptions): Promise<D
       target: options.messages * options.endpoints,
       concurrency: 4,
     };
-    return await timeWorker("naive-worker", config, options, postgresCpu(database));
+    return await timeWorker("naive-worker", config, options, postgresMeter(database));
   } finally {
     await database.drop();
   }
@@ -138,27 +148,46 @@ export async function drainMinimal(base: string, options: DrainOptions): Promise
   try {
     await seedNaive(database.sql, options.messages, [{ url: `${base}/hooks/0`, secret: generateSecret() }]);
     const config: WorkerConfig = { url: database.url, target: options.messages, concurrency: 128 };
-    return await timeWorker("minimal-worker", config, options, postgresCpu(database));
+    return await timeWorker("minimal-worker", config, options, postgresMeter(database));
   } finally {
     await database.drop();
   }
 }
 
-/** CPU milliseconds used so far by the database server processes of a run (0 when there are none). */
-export type DatabaseCpu = () => Promise<number>;
+/** What the database server spent on a measured phase: CPU milliseconds and, on PostgreSQL, WAL. */
+export interface ServerCost {
+  cpuMs: number;
+  wal?: WalVolume;
+}
 
-/** The CPU of the PostgreSQL backends serving `database`. */
-export const postgresCpu =
-  (database: BenchDatabase): DatabaseCpu =>
-  () =>
-    backendCpuMs(database.sql, database.name);
+/**
+ * Starts measuring the database server's cost right before a phase; the function it returns ends
+ * the measurement right after it.
+ */
+export type ServerMeter = () => Promise<() => Promise<ServerCost>>;
+
+/**
+ * The PostgreSQL backends serving `database`: their CPU, and the cluster's WAL from a CHECKPOINT
+ * issued at the start (BENCH_WAL_BREAKDOWN=1 also breaks the WAL down by relation and record type).
+ */
+export const postgresMeter =
+  (database: BenchDatabase): ServerMeter =>
+  async () => {
+    const wal = await startWal(database.sql);
+    const cpuBefore = await backendCpuMs(database.sql, database.name);
+    return async () => {
+      const range = await endWal(database.sql, wal);
+      const cpuMs = (await backendCpuMs(database.sql, database.name)) - cpuBefore;
+      return { cpuMs, wal: await inspectWal(database.sql, range, !!process.env["BENCH_WAL_BREAKDOWN"]) };
+    };
+  };
 
 /** Starts a worker process, sends `go` and times it until it reports `done`; then stops it. */
 export async function timeWorker(
   script: string,
   config: PostelWorkerConfig,
   options: Pick<DrainOptions, "label" | "log" | "receiver">,
-  databaseCpu: DatabaseCpu,
+  server: ServerMeter,
 ): Promise<DrainMeasurement> {
   const worker = Child.start<WorkerReport, WorkerCommand>(script, config);
   try {
@@ -170,12 +199,12 @@ export async function timeWorker(
         );
       }
     };
-    const databaseBefore = await databaseCpu();
+    const serverCost = await server();
     options.receiver.send({ type: "stats" });
     const receiverBefore = (await options.receiver.next("stats", 10_000)).cpuMs;
     worker.send({ type: "go" });
     const done = await worker.next("done", 15 * 60_000);
-    const databaseMs = (await databaseCpu()) - databaseBefore;
+    const { cpuMs: databaseMs, wal } = await serverCost();
     options.receiver.send({ type: "stats" });
     const receiverMs = (await options.receiver.next("stats", 10_000)).cpuMs - receiverBefore;
     worker.send({ type: "stop" });
@@ -188,14 +217,17 @@ export async function timeWorker(
       `  ${options.label}: ${Math.round(perSecond).toLocaleString("en-US")}/s, peak RSS ` +
         `${Math.round(done.peakRssBytes / 2 ** 20)} MB, CPU ms per 1,000 deliveries: worker ` +
         `${Math.round(cpuPer1k.worker)}${config.storage === "sqlite" ? " (SQLite included)" : `, postgres ${Math.round(cpuPer1k.database)}`}` +
-        `, receiver ${Math.round(cpuPer1k.receiver)}`,
+        `, receiver ${Math.round(cpuPer1k.receiver)}` +
+        (wal ? `; ${describeWal(wal, done.delivered)}` : ""),
     );
+    if (wal) for (const line of describeWalBreakdown(wal, done.delivered)) options.log(line);
     return {
       deliveries: done.delivered,
       elapsedMs: done.elapsedMs,
       perSecond,
       peakRssBytes: done.peakRssBytes,
       cpuPer1k,
+      ...(wal ? { wal } : {}),
     };
   } finally {
     await worker.kill();

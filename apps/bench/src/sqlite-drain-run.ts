@@ -1,7 +1,7 @@
 import { Postel } from "@postel/core";
 import { generateSecret } from "@postel/signing";
 import { SqliteStorage } from "@postel/storage-sqlite";
-import { type DrainMeasurement, type Receiver, timeWorker } from "./drain-run.js";
+import { type DrainMeasurement, type Receiver, type ServerMeter, timeWorker } from "./drain-run.js";
 import type { PostelWorkerConfig, Synchronous, WorkerConfig } from "./protocol.js";
 import { createBenchFile, createNaiveTable, seedSqliteMessages, seedSqliteNaive } from "./sqlite-file.js";
 
@@ -16,8 +16,8 @@ export interface SqliteDrainOptions {
   receiver: Receiver;
 }
 
-/** SQLite runs inside the worker process: there is no server whose CPU to add. */
-const noServer = async () => 0;
+/** SQLite runs inside the worker process: there is no server whose CPU to add (its WAL is not measured). */
+const noServer: ServerMeter = async () => async () => ({ cpuMs: 0 });
 
 /**
  * On a fresh file: migrates, creates one endpoint on the receiver through Postel's API, pre-enqueues

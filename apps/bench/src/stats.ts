@@ -37,8 +37,14 @@ export interface Metric {
   /** The minimal loop's median (drain only): the ceiling of a worker that does nothing but claim, sign, POST and complete. */
   minimal?: number;
   minimalRuns?: number[];
+  /**
+   * Where the row's figures are a part of a larger one, that one (the same parties, medians of their
+   * own runs), shown first with the part in parentheses: WAL per delivery, then without full-page
+   * images. Targets and ratios are on the part.
+   */
+  total?: Pick<Metric, "postel" | "postelRuns" | "naive" | "naiveRuns" | "minimal" | "minimalRuns">;
   target?: Target;
-  /** A target on postel / baseline (e.g. ≥ 10× the naive loop). */
+  /** A target on postel / baseline (e.g. ≤ 1.25× the all-healthy case). */
   ratioTarget?: Target;
   note?: string;
 }
@@ -86,6 +92,8 @@ export function formatTable(metrics: readonly Metric[]): string {
     "",
   ];
   const rows = metrics.map((m) => {
+    const shown = (part: number, total: number | undefined) =>
+      total === undefined ? formatNumber(part) : `${formatNumber(total)} (${formatNumber(part)})`;
     const r = ratio(m);
     const share = shareOfMinimal(m);
     const ceiling = m.minimal !== undefined && m.naive ? ` (${formatNumber(m.minimal / m.naive)}×)` : "";
@@ -96,10 +104,10 @@ export function formatTable(metrics: readonly Metric[]): string {
     return [
       m.scenario,
       `${m.name} (${m.unit})`,
-      m.display ?? formatNumber(m.postel),
-      m.naive === undefined ? "" : formatNumber(m.naive),
+      m.display ?? shown(m.postel, m.total?.postel),
+      m.naive === undefined ? "" : shown(m.naive, m.total?.naive),
       r === undefined ? "" : Number.isFinite(r) ? `${formatNumber(r)}×` : "—",
-      m.minimal === undefined ? "" : `${formatNumber(m.minimal)}${ceiling}`,
+      m.minimal === undefined ? "" : `${shown(m.minimal, m.total?.minimal)}${ceiling}`,
       share === undefined ? "" : formatNumber(share),
       targets.join(", "),
       verdict(m),

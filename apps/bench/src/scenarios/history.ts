@@ -1,3 +1,4 @@
+import { databaseCostRows } from "../database-cost.js";
 import { createBenchDatabase, seedHistory } from "../database.js";
 import { createEndpoints, type DrainMeasurement, drainWithPostel, startReceiver } from "../drain-run.js";
 import type { Scenario } from "../scenario.js";
@@ -73,8 +74,14 @@ export const history: Scenario = {
           postel: median(ratioRuns),
           postelRuns: ratioRuns,
           target: { op: ">=", value: 0.9 },
-          note: "runs alternate empty / history, so machine noise hits both alike",
+          note:
+            "runs alternate empty / history, so machine noise hits both alike; the WAL and CPU rows' " +
+            "baseline is the drain on empty tables",
         },
+        ...databaseCostRows("history", `beside ${rows}: `, {
+          postel: full,
+          naive: empty,
+        }),
       ];
     } finally {
       await withHistory.drop();

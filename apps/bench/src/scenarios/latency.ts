@@ -1,8 +1,9 @@
+import { databaseCostRows } from "../database-cost.js";
 import { createBenchDatabase, seedMessages } from "../database.js";
 import {
   createEndpointsAt,
   type DrainMeasurement,
-  postgresCpu,
+  postgresMeter,
   type Receiver,
   startEndpoints,
   timeWorker,
@@ -39,7 +40,7 @@ async function drainOnce(
       target: scale.latencyMessages,
       ...(concurrency === undefined ? {} : { concurrency }),
     };
-    return await timeWorker("postel-worker", config, { label, log, receiver }, postgresCpu(database));
+    return await timeWorker("postel-worker", config, { label, log, receiver }, postgresMeter(database));
   } finally {
     await database.drop();
   }
@@ -62,13 +63,15 @@ export const latency: Scenario = {
       })),
     );
     try {
-      const defaults: number[] = [];
-      const wide: number[] = [];
+      const defaultDrains: DrainMeasurement[] = [];
+      const wideDrains: DrainMeasurement[] = [];
       for (let run = 1; run <= scale.runs; run++) {
         const label = (what: string) => `${what} run ${run}/${scale.runs}`;
-        defaults.push((await drainOnce(context, receiver, urls, undefined, label("defaults"))).perSecond);
-        wide.push((await drainOnce(context, receiver, urls, 1_024, label("concurrency 1,024"))).perSecond);
+        defaultDrains.push(await drainOnce(context, receiver, urls, undefined, label("defaults")));
+        wideDrains.push(await drainOnce(context, receiver, urls, 1_024, label("concurrency 1,024")));
       }
+      const defaults = defaultDrains.map((m) => m.perSecond);
+      const wide = wideDrains.map((m) => m.perSecond);
       const n = scale.latencyMessages.toLocaleString("en-US");
       return [
         {
@@ -87,8 +90,9 @@ export const latency: Scenario = {
           postelRuns: wide,
           note:
             `each message matches exactly one endpoint (type t.<n>), each endpoint its own port; ` +
-            "runs alternate defaults / concurrency 1,024",
+            "runs alternate defaults / concurrency 1,024; the WAL and CPU rows' baseline is concurrency 1,024",
         },
+        ...databaseCostRows("latency", "defaults: ", { postel: defaultDrains, naive: wideDrains }),
       ] satisfies Metric[];
     } finally {
       await receiver.kill();
