@@ -103,6 +103,15 @@ describe("twilio", () => {
     );
   });
 
+  test("refuses a request whose Host header makes its URL unparseable as SIGNATURE_INVALID, not a configuration error", () => {
+    const headers = { ...FORM, "x-twilio-signature": "abc" };
+    for (const url of ["http://a b/sms", "https://[::1/sms", "http://exa%mple.com/sms"]) {
+      expect(() => twilio({ authToken: TOKEN }).verify({ body, headers, url }, 0)).toThrow(
+        expect.objectContaining({ code: "SIGNATURE_INVALID", message: expect.stringMatching(/Host header/) }),
+      );
+    }
+  });
+
   test("rejects a request without the header as MISSING_HEADER", () => {
     expect(() => twilio({ authToken: TOKEN }).verify({ body, headers: FORM, url: URL_ }, 0)).toThrow(
       expect.objectContaining({ code: "MISSING_HEADER", header: "x-twilio-signature" }),

@@ -171,7 +171,18 @@ function signedData(url: string, params: ReadonlyMap<string, readonly string[]>)
 
 function requestUrl(configured: TwilioOptions["url"], request: WebhookRequest): string {
   const url = typeof configured === "function" ? configured(request) : (configured ?? request.url);
-  if (url === undefined || !/^https?:\/\//i.test(url) || !URL.canParse(url)) {
+  const scheme = url !== undefined && /^https?:\/\//i.test(url);
+  if (scheme && configured === undefined && !URL.canParse(url)) {
+    // Built by the framework from the request's own Host header: an unparseable one is the sender's
+    // doing, not the receiver's configuration (a 401, not a 500), and no URL Twilio signed.
+    throw new WebhookVerificationError(
+      "SIGNATURE_INVALID",
+      "The request's URL (built from its Host header) is not an absolute http(s) URL, so Twilio cannot " +
+        "have signed it. If Twilio calls a URL your server does not see (a proxy), pass it as twilio({ url }).",
+      HEADER,
+    );
+  }
+  if (url === undefined || !scheme || !URL.canParse(url)) {
     throw new InvalidArgumentError(
       "twilio() signs the full request URL: pass the absolute URL configured in Twilio as twilio({ url }) " +
         "or as request.url (https://host/path?query, not just the path).",
