@@ -61,7 +61,7 @@ export interface EndpointLimitOptions {
 /** Worker pool options. */
 export interface WorkerOptions {
   /**
-   * HTTP requests in flight at once per process. Default `"auto"`: starts at 128 and grows, up to
+   * HTTP requests in flight at once per process. Default `"auto"`: starts at 256 and grows, up to
    * `maxConcurrency`, while receivers answer slowly enough that more in flight means more delivered (each
    * step kept only if it pays). A number fixes it. Every endpoint gets a fair share of it (see README).
    */
@@ -447,13 +447,13 @@ export function parsePostelOptions(options: unknown, workerId: () => string): Po
   return { outbound: config, clock, random };
 }
 
-/** The pool starts at 128 (or `max`, if lower) and, with `"auto"`, may grow to `max`. */
+/** The pool starts at 256 (or `max`, if lower) and, with `"auto"`, may grow to `max`. */
 function concurrencyBounds(concurrency: number | "auto", max: number): { min: number; max: number } {
   if (concurrency !== "auto") return { min: concurrency, max: concurrency };
   return { min: Math.min(AUTO_CONCURRENCY_START, max), max };
 }
 
-const AUTO_CONCURRENCY_START = 128;
+const AUTO_CONCURRENCY_START = 256;
 
 /** Maps `circuitBreaker: false` / `autoDisable: false` to null so the schema can report nested issues. */
 function withFalseAsNull(options: unknown): unknown {

@@ -3,7 +3,7 @@ import type { Clock, TimerHandle } from "../clock.js";
 
 /** How often the budget is reconsidered (clock ms). */
 const ADJUST_EVERY_MS = 100;
-/** A step up multiplies the budget by this: 128 → 512 → 1,024 in two steps. */
+/** A step up multiplies the budget by this: 256 → 1,024 in one step. */
 const STEP = 4;
 /**
  * Intervals a step up is judged on, by the requests completed in them against as many intervals
