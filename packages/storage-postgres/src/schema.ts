@@ -27,6 +27,7 @@ const idText = customType<{ data: string; driverData: string }>({ dataType: () =
 const postelSchema = pgSchema("postel");
 
 /** The outbox: one row per `send()`. `payload` keeps the exact JSON text the caller produced. */
+// fillfactor 50 (migration 0006; drizzle does not model it): room on each page for a row's two updates.
 export const messages = postelSchema.table(
   "messages",
   {
