@@ -60,25 +60,27 @@ test("a worker killed mid-delivery loses nothing: its leased work is delivered b
 // the pool until its outcome is written, so that is at most the pool's budget (`workers.concurrency`),
 // however many answers were waiting for the group commit when the process died.
 const CONCURRENCY = 64;
-const KILLS = 8;
-const MESSAGES = 6_000;
+const KILLS = 5;
+const MESSAGES = 3_000;
 
 test(`SIGKILL mid-drain sends again at most the ${CONCURRENCY} deliveries the pool had in flight, per kill`, async () => {
   const ids = await outbox.send(MESSAGES);
   const pool = { concurrency: CONCURRENCY, batchSize: 64 };
   const sentBy = (name: string) => receiver.arrivals.filter(({ agent }) => agent === `postel-test/${name}`);
 
+  // A 5 s lease: a victim starved of CPU by other test files must not see its leases lapse while it
+  // lives (that would be a repeat too, but not the crash's).
   for (let kill = 0; kill < KILLS; kill++) {
-    const victim = await startWorker(outbox.database.url, `victim-${kill}`, "1s", pool);
+    const victim = await startWorker(outbox.database.url, `victim-${kill}`, "5s", pool);
     // Killed at full speed, with answers arriving and outcomes waiting for their group commit.
     await eventually(
-      `victim-${kill} has sent 500 requests`,
-      () => sentBy(`victim-${kill}`).length >= 500,
+      `victim-${kill} has sent 300 requests`,
+      () => sentBy(`victim-${kill}`).length >= 300,
       30_000,
     );
     await crash(victim);
   }
-  await startWorker(outbox.database.url, "survivor", "1s", pool);
+  await startWorker(outbox.database.url, "survivor", "5s", pool);
   await eventually("every message was answered", () => receiver.delivered.size === ids.length, 60_000);
   await eventually(
     "every outcome is recorded",
@@ -86,24 +88,22 @@ test(`SIGKILL mid-drain sends again at most the ${CONCURRENCY} deliveries the po
     10_000,
   );
 
-  // Receipts per id: each kill's duplicates are the ids it sent first that arrived again later.
+  // Receipts per id: a kill's duplicates are the ids it sent first that another process sent again.
   const first = new Map<string, string>();
-  const receipts = new Map<string, number>();
+  const duplicates = new Map<string, number>();
   for (const { webhookId, agent } of receiver.arrivals) {
-    if (!first.has(webhookId)) first.set(webhookId, agent);
-    receipts.set(webhookId, (receipts.get(webhookId) ?? 0) + 1);
+    const sender = first.get(webhookId);
+    if (sender === undefined) first.set(webhookId, agent);
+    else if (sender !== agent) duplicates.set(sender, (duplicates.get(sender) ?? 0) + 1);
   }
-  const duplicatesPerKill = Array.from({ length: KILLS }, (_, kill) => {
-    let duplicates = 0;
-    for (const [id, count] of receipts) {
-      if (first.get(id) === `postel-test/victim-${kill}`) duplicates += count - 1;
-    }
-    return duplicates;
-  });
+  const duplicatesPerKill = Array.from(
+    { length: KILLS },
+    (_, kill) => duplicates.get(`postel-test/victim-${kill}`) ?? 0,
+  );
   console.log(
     `[crash bounds] duplicates per SIGKILL: ${duplicatesPerKill.join(", ")} (bound: ${CONCURRENCY} in flight)`,
   );
-  for (const duplicates of duplicatesPerKill) expect(duplicates).toBeLessThanOrEqual(CONCURRENCY);
+  for (const count of duplicatesPerKill) expect(count).toBeLessThanOrEqual(CONCURRENCY);
   // Nothing was lost.
   expect(new Set(receiver.delivered.keys())).toEqual(new Set(ids));
   expect((await outbox.state()).succeeded).toBe(MESSAGES);
