@@ -117,7 +117,9 @@ test("a worker killed with SIGKILL mid-delivery loses nothing: the other deliver
   // Worker a's requests are answered at first, then held open, so the kill lands mid-flight.
   receiver = await startReceiver((sender, previous) => sender === "a" && previous >= 50);
   await seed(receiver.url);
-  const [a, b] = await Promise.all([worker("a", "2s"), worker("b", "2s")]);
+  // 5 s leases: a process starved of CPU by other test files must not see its leases lapse while it
+  // lives (b would send that work again, and the repeats would not be a's orphans).
+  const [a, b] = await Promise.all([worker("a", "5s"), worker("b", "5s")]);
   a!.go();
   b!.go();
 
