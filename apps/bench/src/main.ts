@@ -10,6 +10,7 @@ import { latency } from "./scenarios/latency.js";
 import { memory } from "./scenarios/memory.js";
 import { noisyNeighbour } from "./scenarios/noisy-neighbour.js";
 import { quietEndpoint } from "./scenarios/quiet-endpoint.js";
+import { sendBatch, sqliteSendBatch } from "./scenarios/send-batch.js";
 import { sendLatency } from "./scenarios/send-latency.js";
 import { sqliteDrain } from "./scenarios/sqlite-drain.js";
 import { sqliteSendLatency } from "./scenarios/sqlite-send-latency.js";
@@ -21,6 +22,7 @@ const SCENARIOS: Scenario[] = [
   drain,
   fanout,
   sendLatency,
+  sendBatch,
   wakeLatency,
   history,
   memory,
@@ -29,6 +31,7 @@ const SCENARIOS: Scenario[] = [
   latency,
   sqliteDrain,
   sqliteSendLatency,
+  sqliteSendBatch,
 ];
 const STORAGES = ["postgres", "sqlite"] as const;
 

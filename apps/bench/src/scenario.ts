@@ -16,6 +16,8 @@ export interface Scale {
   sequentialSends: number;
   /** Concurrent `send()` calls through a 20-connection pool (issue: 10,000). */
   concurrentSends: number;
+  /** Events sent through `sendBatch` in batches of 1,000 per timed run (issue 15). */
+  batchEvents: number;
   /** Messages sent one at a time in the cross-process wake-up run. */
   wakeups: number;
   /** Finished deliveries of history (issue: 1,000,000). */
@@ -47,6 +49,7 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         naiveMessages: 1_000,
         sequentialSends: 300,
         concurrentSends: 2_000,
+        batchEvents: 10_000,
         wakeups: 50,
         historyRows: 50_000,
         memoryMessages: 10_000,
@@ -65,6 +68,7 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         naiveMessages: 10_000,
         sequentialSends: 2_000,
         concurrentSends: 10_000,
+        batchEvents: 100_000,
         wakeups: 300,
         historyRows: 1_000_000,
         memoryMessages: 100_000,

@@ -19,6 +19,8 @@ export type {
   StorableRetryPolicy,
 } from "./backoff.js";
 export { InMemoryStorage } from "./storage/in-memory-storage.js";
+export { planEnqueueMany } from "./storage/enqueue-many-plan.js";
+export type { EnqueueManyPlan } from "./storage/enqueue-many-plan.js";
 export type { InMemoryStorageOptions, InMemoryTransaction } from "./storage/in-memory-storage.js";
 export { ManualClock, systemClock } from "./clock.js";
 export type { Clock, TimerHandle } from "./clock.js";
@@ -29,6 +31,7 @@ export type { DrainOptions, DrainResult } from "./engine/dispatcher.js";
 export type { PostelEventMap, PostelEventName } from "./engine/events.js";
 export type { EndpointsApi, ListEndpointsOptions } from "./outbound/endpoints.js";
 export type { ListMessagesOptions, MessagesApi } from "./outbound/messages.js";
+export { SEND_BATCH_MAX_BYTES, SEND_BATCH_MAX_EVENTS } from "./outbound/send-batch.js";
 export type { ReplayedDelivery, ReplayOptions, ReplaySelection } from "./outbound/replay.js";
 export type {
   CreateEndpointInput,

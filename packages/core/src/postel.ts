@@ -16,6 +16,7 @@ import {
   replay,
 } from "./outbound/replay.js";
 import { send } from "./outbound/send.js";
+import { sendBatch } from "./outbound/send-batch.js";
 import type { SendEvent, SendResult } from "./outbound/types.js";
 import type { Storage, TransactionOf } from "./storage/storage.js";
 import { Receiver } from "./inbound/receiver.js";
@@ -33,6 +34,24 @@ export interface Outbound<S extends Storage<unknown>> {
    * });
    */
   send(event: SendEvent, options?: { tx?: TransactionOf<S> }): Promise<SendResult>;
+  /**
+   * Enqueues many events at once: each is validated exactly as `send()` validates it (a bad one
+   * throws its coded `InvalidInputError`, its message naming the index, e.g. `events[3].type: ...`,
+   * and nothing is written), then all are written in a few statements, atomically: in `tx` when
+   * given, else in a transaction of their own. Results are in input order; an idempotency key
+   * already stored, or repeated earlier in the batch, gives that message's id with `reused: true`.
+   * At most `SEND_BATCH_MAX_EVENTS` (10,000) events and `SEND_BATCH_MAX_BYTES` (16 MiB of
+   * serialised data) per call, else `BATCH_TOO_LARGE`. An empty array returns `[]`.
+   * @example
+   * await sql.begin(async (tx) => {
+   *   await tx`insert into orders ${tx(orders)}`;
+   *   await postel.outbound.sendBatch(
+   *     orders.map((order) => ({ type: "order.created", data: order, idempotencyKey: order.id })),
+   *     { tx },
+   *   );
+   * });
+   */
+  sendBatch(events: readonly SendEvent[], options?: { tx?: TransactionOf<S> }): Promise<SendResult[]>;
   endpoints: EndpointsApi;
   messages: MessagesApi;
   /**
@@ -121,6 +140,7 @@ export function Postel<
     },
     outbound: {
       send: (event, sendOptions) => send({ config, clock, newId, wake }, event, sendOptions),
+      sendBatch: (events, sendOptions) => sendBatch({ config, clock, newId, wake }, events, sendOptions),
       endpoints: createEndpointsApi({ config, clock, newId, changed: () => cache.invalidate() }),
       messages: createMessagesApi(config),
       replay: (selection, replayOptions) => replay({ config, clock, newId, wake }, selection, replayOptions),

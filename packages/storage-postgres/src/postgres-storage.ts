@@ -16,6 +16,7 @@ import * as endpointState from "./queries/endpoint-state.js";
 import * as endpoints from "./queries/endpoints.js";
 import { WAKE_CHANNEL, enqueue } from "./queries/enqueue.js";
 import { createEnqueueBatcher } from "./queries/enqueue-batch.js";
+import { enqueueMany } from "./queries/enqueue-many.js";
 import { ClaimFloor } from "./internal/claim-floor.js";
 import * as fanout from "./queries/fanout.js";
 import { recordOutcomes } from "./queries/record-outcomes.js";
@@ -91,6 +92,14 @@ export function PostgresStorage(
           return await (tx === undefined ? enqueueBatched(message) : enqueue(sql, message, tx));
         } catch (error) {
           throw duplicateIdError(error, message.id);
+        }
+      }),
+    enqueueMany: (messages, enqueueOptions) =>
+      run(async () => {
+        try {
+          return await enqueueMany(sql, messages, enqueueOptions?.tx);
+        } catch (error) {
+          throw duplicateIdError(error);
         }
       }),
     claimFanout: (lease) => run(() => fanout.claimFanout(sql, timed(lease), fanoutFloor)),
@@ -175,11 +184,14 @@ function timed<L extends { now: number; until: number }>(lease: L): L {
   return { ...lease, now: epochMs(lease.now), until: epochMs(lease.until) };
 }
 
-// A second message with an id already used is bad input, as in InMemoryStorage.
-function duplicateIdError(error: unknown, id: string): unknown {
-  const pg = error as { code?: unknown; constraint_name?: unknown } | null;
+// A second message with an id already used is bad input, as in InMemoryStorage. In a batch the id is
+// the one Postgres names in the error's detail ("Key (id)=(msg_…) already exists.").
+function duplicateIdError(error: unknown, id?: string): unknown {
+  const pg = error as { code?: unknown; constraint_name?: unknown; detail?: unknown } | null;
   if (pg?.code !== "23505" || pg.constraint_name !== "messages_pkey") return error;
-  return new InvalidInputError("INVALID_ARGUMENT", `A message with id "${id}" already exists.`, {
+  const named = id ?? /\(id\)=\((.*)\)/.exec(typeof pg.detail === "string" ? pg.detail : "")?.[1];
+  const which = named === undefined ? "this id" : `id "${named}"`;
+  return new InvalidInputError("INVALID_ARGUMENT", `A message with ${which} already exists.`, {
     cause: error,
   });
 }

@@ -1,4 +1,5 @@
 import { InvalidInputError } from "@postel/core";
+import { drizzle } from "drizzle-orm/postgres-js";
 import type { Sql } from "postgres";
 import { afterAll, beforeAll, beforeEach, expect, test } from "vitest";
 import { migrate, PostgresStorage, type PostgresStorageInstance } from "../src/index.js";
@@ -79,5 +80,59 @@ test("a batch wakes subscribers once it is committed", async () => {
   const deadline = Date.now() + 5_000;
   while (wakes === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
   expect(wakes).toBeGreaterThanOrEqual(1);
+  await unsubscribe();
+});
+
+// enqueueMany (sendBatch) beyond the conformance suite: a drizzle transaction, odd text, few statements.
+const odd = ['{"q":"\\"quoted\\" {braces} ,commas, \\\\back\\\\slash"}', '"NULL"', "null", '"😀 é"'];
+
+test("a batch in a drizzle transaction commits with it, text and nulls kept exactly", async () => {
+  const batch = odd.map((payload, i) =>
+    newMessage({ payload, tenantId: i % 2 ? null : "NULL", idempotencyKey: i === 0 ? null : `k{${i}}` }),
+  );
+  await drizzle(sql).transaction(async (tx) => {
+    expect(await storage.enqueueMany(batch, { tx })).toEqual(batch.map((m) => ({ id: m.id, reused: false })));
+  });
+  for (const message of batch) {
+    expect(await storage.getMessage(message.id)).toMatchObject({
+      payload: message.payload,
+      tenantId: message.tenantId,
+      idempotencyKey: message.idempotencyKey,
+    });
+  }
+});
+
+test("a batch in a drizzle transaction that throws writes nothing", async () => {
+  await expect(
+    drizzle(sql).transaction(async (tx) => {
+      await storage.enqueueMany([newMessage(), newMessage({ idempotencyKey: "k" })], { tx });
+      throw new Error("rollback");
+    }),
+  ).rejects.toThrow("rollback");
+  expect(await storage.listMessages({ limit: 10 })).toEqual([]);
+});
+
+test("a batch of 1,000 is one INSERT, 10,000 are BEGIN, two INSERTs and COMMIT; one NOTIFY wakes a subscriber", async () => {
+  let statements = 0;
+  const counted = PostgresStorage(
+    { sql: database.connect({ debug: () => (statements += 1) }) },
+    { migrate: false },
+  );
+  await counted.enqueueMany([newMessage()]); // the schema check on first use
+  let wakes = 0;
+  const unsubscribe = await storage.subscribe!(() => {
+    wakes += 1;
+  });
+  statements = 0;
+  expect(await counted.enqueueMany(Array.from({ length: 1_000 }, () => newMessage()))).toHaveLength(1_000);
+  expect(statements).toBe(1);
+  statements = 0;
+  const batch = Array.from({ length: 10_000 }, () => newMessage());
+  expect(await counted.enqueueMany(batch)).toHaveLength(10_000);
+  expect(statements).toBe(4);
+  const deadline = Date.now() + 5_000;
+  while (wakes === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(wakes).toBe(2);
   await unsubscribe();
 });

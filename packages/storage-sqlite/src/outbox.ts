@@ -10,6 +10,7 @@ import {
 } from "./internal/lease-tokens.js";
 import { CLAIMED_MESSAGE_JSON, compareIds, str, toClaimedMessage } from "./internal/rows.js";
 import { jsonArg, jsonRows, unfannedFence } from "./internal/sql-fragments.js";
+import { enqueueMany } from "./enqueue-many.js";
 import { enqueueMessage, type SqliteTransaction } from "./transaction.js";
 
 const FANNED_DELIVERY_KEYS = [
@@ -25,11 +26,14 @@ const FANNED_DELIVERY_KEYS = [
 const FANNED_KEYS = ["id", "token", "expired", "empty"] as const;
 const FANOUT_LEASE_KEYS = ["messageId", "token"] as const;
 
-/** The outbox verbs: `enqueue`, and the fan-out lease over messages not yet fanned out. */
+/** The outbox verbs: `enqueue`, `enqueueMany`, and the fan-out lease over messages not yet fanned out. */
 export function outbox(db: Db) {
   return {
     enqueue: (message: NewMessage, options?: { tx?: SqliteTransaction | undefined }) =>
       enqueueMessage(db, message, options?.tx),
+
+    enqueueMany: (messages: readonly NewMessage[], options?: { tx?: SqliteTransaction | undefined }) =>
+      enqueueMany(db, messages, options?.tx),
 
     async claimFanout(lease: FanoutClaim): Promise<ClaimedMessage[]> {
       const newest = Math.min(lease.newest?.limit ?? 0, lease.limit);

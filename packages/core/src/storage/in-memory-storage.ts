@@ -51,6 +51,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
   return {
     name: "memory",
     enqueue: (message, options) => outbox.enqueue(message, options?.tx),
+    enqueueMany: (messages, options) => outbox.enqueueMany(messages, options?.tx),
     transaction: (fn) => outbox.transaction(fn),
     claimFanout: (lease) => outbox.claimFanout(lease),
     recordFanout: (results, now, lease) => outbox.recordFanout(results, now, lease),

@@ -154,7 +154,7 @@ export interface FanoutResult {
   expired?: boolean;
 }
 
-/** Options of `enqueue`. `Tx` is the storage's transaction handle type. */
+/** Options of `enqueue` and `enqueueMany`. `Tx` is the storage's transaction handle type. */
 export interface EnqueueOptions<Tx> {
   /** Join the caller's transaction: the message commits or rolls back with it. */
   tx?: Tx | undefined;
@@ -203,6 +203,21 @@ export interface OutboxStore<Tx> {
    * when the storage supports it (e.g. NOTIFY, delivered on commit).
    */
   enqueue(message: NewMessage, options?: EnqueueOptions<Tx>): Promise<{ id: string; reused: boolean }>;
+  /**
+   * Insert many messages atomically, in a few statements (e.g. one multi-row INSERT per chunk of
+   * rows): in `tx` when given, else in one transaction of the storage's own, so either all of them are
+   * written or none is. Returns one result per message, in input order, meaning what `enqueue` called
+   * for each message in order would: a message whose `idempotencyKey` is already stored (or held by a
+   * transaction that then commits) inserts nothing and gets that message's id with `reused: true`; a
+   * key repeated within the batch is inserted once, by its first message, and later ones get that id
+   * with `reused: true`. An id already stored fails the whole call (`InvalidInputError`). An empty
+   * array returns `[]`. Wakes listening workers at most once per call (e.g. one NOTIFY, on commit).
+   * `sendBatch()` calls it with at most 10,000 messages.
+   */
+  enqueueMany(
+    messages: readonly NewMessage[],
+    options?: EnqueueOptions<Tx>,
+  ): Promise<{ id: string; reused: boolean }[]>;
   /**
    * Lease up to `limit` pending messages that have not been fanned out, oldest first. A message is
    * claimable when not fanned out and not currently leased (or its lease expired). Each claim gets a

@@ -6,6 +6,7 @@ import { auditTests } from "./conformance/audit.js";
 import { CONFORMANCE_GROUPS, type ConformanceContext, type ConformanceGroup } from "./conformance/context.js";
 import { deliveryQueueTests } from "./conformance/delivery-queue.js";
 import { endpointTests } from "./conformance/endpoints.js";
+import { enqueueManyTests } from "./conformance/enqueue-many.js";
 import { fanoutTests } from "./conformance/fanout.js";
 import { healthTests } from "./conformance/health.js";
 import { historyTests } from "./conformance/history.js";
@@ -96,6 +97,7 @@ export function runStorageConformance<S extends Storage<never>>(options: Storage
     });
 
     outboxTests(context);
+    enqueueManyTests(context);
     fanoutTests(context);
     deliveryQueueTests(context);
     limitTests(context);

@@ -10,11 +10,15 @@ export const WAKE_CHANNEL = "postel_wake";
 
 const dialect = new PgDialect();
 
-type Execute = (query: SQL) => Promise<RawRow[]>;
+/** Runs one drizzle `sql` query and returns its rows. */
+export type Execute = (query: SQL) => Promise<RawRow[]>;
 
-// The statements are written once as drizzle `sql` so they can run on a drizzle transaction as they
-// are, and on postgres.js (pool or `sql.begin` handle) after compiling to text + parameters.
-function executorFor(pool: Sql, tx: PostgresTransaction | undefined): Execute {
+/**
+ * Where a query given as drizzle `sql` runs: on `tx` (either kind) when given, else on the pool. The
+ * statements are written once as drizzle `sql` so they can run on a drizzle transaction as they are,
+ * and on postgres.js (pool or `sql.begin` handle) after compiling to text + parameters.
+ */
+export function executorFor(pool: Sql, tx: PostgresTransaction | undefined): Execute {
   if (tx !== undefined && !isPostgresJsTransaction(tx)) {
     return async (query) => [...(await tx.execute<RawRow>(query))];
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { smallest } from "./smallest.js";
 import { InvalidInputError } from "../../errors.js";
+import { byIdempotencyKey } from "../enqueue-many-plan.js";
 import type { ClaimedDelivery, ClaimedMessage, NewMessage } from "../records.js";
 import type { FanoutResult, FanoutClaim } from "../storage.js";
 import { compare, copy, type MemoryState, type MessageRow, pendingDelivery } from "./state.js";
@@ -16,6 +17,8 @@ export interface InMemoryTransaction {
 interface OpenTransaction {
   owner: MemoryOutbox;
   messages: NewMessage[];
+  /** Ids of `messages`, so a duplicate id is found without walking them. */
+  ids: Set<string>;
   open: boolean;
   /** Resolves when the transaction commits or rolls back (others wait on its idempotency keys). */
   settled: Promise<void>;
@@ -53,17 +56,47 @@ export class MemoryOutbox {
       // Another transaction holds the key: wait for it to commit (then reuse) or roll back (then take it).
       await reservation.settled;
     }
-    if (this.#state.messages.has(message.id) || open?.messages.some((m) => m.id === message.id)) {
+    if (this.#state.messages.has(message.id) || open?.ids.has(message.id)) {
       throw new InvalidInputError("INVALID_ARGUMENT", `A message with id "${message.id}" already exists.`);
     }
     if (tx && open) {
       open.messages.push(copy(message));
+      open.ids.add(message.id);
       if (key !== null) this.#reserved.set(key, { tx, id: message.id, settled: open.settled });
     } else {
       this.#insert(message);
       this.#onVisible();
     }
     return { id: message.id, reused: false };
+  }
+
+  /**
+   * Enqueue each message in order on one transaction (the caller's, or one of its own that commits
+   * when all are in), so a key repeated in the batch reuses its first message and a failure writes none.
+   */
+  async enqueueMany(
+    messages: readonly NewMessage[],
+    tx?: InMemoryTransaction,
+  ): Promise<{ id: string; reused: boolean }[]> {
+    if (messages.length === 0) return [];
+    // Ids are checked up front, so a duplicate leaves even the caller's transaction untouched.
+    const open = tx === undefined ? undefined : this.#open(tx);
+    const ids = new Set<string>();
+    for (const { id } of messages) {
+      if (this.#state.messages.has(id) || open?.ids.has(id) || ids.has(id)) {
+        throw new InvalidInputError("INVALID_ARGUMENT", `A message with id "${id}" already exists.`);
+      }
+      ids.add(id);
+    }
+    // Keyed messages go first, in key order (stably, so a key's first message takes it): a batch that
+    // waits on another transaction's key holds only smaller keys, so two batches never wait on each other.
+    const order = messages.map((_, i) => i).sort((a, b) => byIdempotencyKey(messages[a]!, messages[b]!));
+    const all = async (on: InMemoryTransaction) => {
+      const results: { id: string; reused: boolean }[] = new Array(messages.length);
+      for (const i of order) results[i] = await this.enqueue(messages[i]!, on);
+      return results;
+    };
+    return tx === undefined ? this.transaction(all) : all(tx);
   }
 
   /** Run `fn` in a transaction: its enqueues commit when it resolves and vanish when it throws. */
@@ -73,6 +106,7 @@ export class MemoryOutbox {
     const open: OpenTransaction = {
       owner: this,
       messages: [],
+      ids: new Set(),
       open: true,
       settled: new Promise((resolve) => {
         settle = resolve;

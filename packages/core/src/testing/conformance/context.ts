@@ -6,6 +6,8 @@ export const CONFORMANCE_GROUPS = [
   "enqueue",
   "transactions",
   "transaction-isolation",
+  "enqueue-many",
+  "enqueue-many-transactions",
   "fanout",
   "claim-due",
   "limits",

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ExponentialBackoff } from "../../backoff.js";
 import { ManualClock } from "../../clock.js";
+import { isPostelError } from "../../errors.js";
 import type { SendEvent } from "../../outbound/types.js";
 import { Postel, type PostelInstance } from "../../postel.js";
 import type { Storage, TransactionOf } from "../../storage/storage.js";
@@ -59,6 +60,7 @@ interface Running {
   lenient: PostelInstance<Storage<unknown>>;
   snapshot: () => Promise<StorageSnapshot>;
   send: (event: unknown, inTransaction: boolean) => Promise<unknown>;
+  sendBatch: (events: unknown[], inTransaction: boolean) => Promise<unknown>;
   endpointId: string;
   deletedId: string;
   messageId: string;
@@ -68,10 +70,10 @@ const PROPERTY_TIMEOUT_MS = 300_000;
 
 /**
  * Register the input property suite (vitest `describe`/`test` blocks) for one `Storage`: fast-check
- * generates bad input for `send`, `endpoints.create` and `endpoints.update` (wrong types, NUL and
- * lone surrogates, values past every bound, bad URLs and private addresses, bad event types and
- * durations, unserialisable payloads, bad limits, short secrets, unknown fields) and every one must
- * be refused with a `PostelError` of the expected `code`, leaving every table as it was. Needs
+ * generates bad input for `send`, `sendBatch` (one bad event among good ones), `endpoints.create`
+ * and `endpoints.update` (wrong types, NUL and lone surrogates, values past every bound, bad URLs and
+ * private addresses, bad event types and durations, unserialisable payloads, bad limits, short
+ * secrets, unknown fields) and every one must be refused with a `PostelError` of the expected `code`, leaving every table as it was. Needs
  * fast-check installed. Prints one line of figures per property and writes them to a JSON file.
  * @example
  * // test/input-properties.test.ts of a storage package
@@ -138,6 +140,43 @@ export function runInputProperties<S extends Storage<never>>(options: InputPrope
           (run) => run.fc.tuple(badEvents(run.fc), run.fc.boolean()),
           (run, [bad, inTransaction], f) =>
             expectRefusal(bad, f, run.snapshot, () => run.send(bad.value, inTransaction)),
+        ),
+      PROPERTY_TIMEOUT_MS,
+    );
+
+    test(
+      "sendBatch refuses a batch holding one generated bad event among good ones, naming its index, and writes nothing",
+      () =>
+        check(
+          "sendBatch",
+          (run) =>
+            run.fc.record({
+              bad: badEvents(run.fc),
+              before: run.fc.nat({ max: 4 }),
+              after: run.fc.nat({ max: 4 }),
+              inTransaction: run.fc.boolean(),
+            }),
+          (run, { bad, before, after, inTransaction }, f) => {
+            const good = (i: number) => ({
+              type: "order.created",
+              data: { i },
+              idempotencyKey: `batch-${i}`,
+            });
+            const events = [
+              ...Array.from({ length: before }, (_, i) => good(i)),
+              bad.value,
+              ...Array.from({ length: after }, (_, i) => good(before + 1 + i)),
+            ];
+            return expectRefusal(bad, f, run.snapshot, () =>
+              run.sendBatch(events, inTransaction).catch((error: unknown) => {
+                // A coded refusal must name the bad event's index; anything else fails the property.
+                if (isPostelError(error) && !error.message.startsWith(`events[${before}]`)) {
+                  throw new Error(`${error.code} does not name events[${before}]: ${error.message}`);
+                }
+                throw error;
+              }),
+            );
+          },
         ),
       PROPERTY_TIMEOUT_MS,
     );
@@ -269,6 +308,10 @@ async function seed<S extends Storage<never>>(
       transaction && inTransaction
         ? transaction(created, (tx) => postel.outbound.send(event as SendEvent, { tx: tx as never }))
         : postel.outbound.send(event as SendEvent),
+    sendBatch: (events, inTransaction) =>
+      transaction && inTransaction
+        ? transaction(created, (tx) => postel.outbound.sendBatch(events as SendEvent[], { tx: tx as never }))
+        : postel.outbound.sendBatch(events as SendEvent[]),
     endpointId: endpoint.id,
     deletedId: deleted.id,
     messageId: message.id,
