@@ -257,8 +257,9 @@ describe("start() and stop()", () => {
 
   test("outcomes are group-committed: far fewer recordOutcomes calls than deliveries", async () => {
     // A manual clock never fires the 10 ms linger, so commits happen only when a batch is full or
-    // nothing is in flight: the count depends on the pipeline, not on how busy the machine is.
-    const h = await harness();
+    // nothing is in flight: the count depends on the pipeline, not on how busy the machine is. A
+    // request that timed out on a loaded machine would wait for a retry this clock never reaches.
+    const h = await harness({ http: { timeout: "60s" } });
     let calls = 0;
     const recordOutcomes = h.storage.recordOutcomes.bind(h.storage);
     h.storage.recordOutcomes = (outcomes, now) => {
