@@ -36,14 +36,17 @@ afterEach(async () => {
 });
 
 describe("migrate()", () => {
-  test("a fresh database gets every table and the dead_letter view in schema postel", async () => {
+  test("a fresh database gets every table and the all_attempts and dead_letter views in schema postel", async () => {
     const sql = (await freshDatabase()).connect();
     await migrate(sql);
     const tables = await sql<{ table_name: string; table_type: string }[]>`
       SELECT table_name, table_type FROM information_schema.tables
       WHERE table_schema = 'postel' ORDER BY table_name`;
     expect(tables.filter((t) => t.table_type === "BASE TABLE").map((t) => t.table_name)).toEqual(TABLES);
-    expect(tables.filter((t) => t.table_type === "VIEW").map((t) => t.table_name)).toEqual(["dead_letter"]);
+    expect(tables.filter((t) => t.table_type === "VIEW").map((t) => t.table_name)).toEqual([
+      "all_attempts",
+      "dead_letter",
+    ]);
     const applied = await sql`SELECT name, hash FROM postel.migrations ORDER BY name`;
     expect(applied.map((row) => row["name"])).toEqual(SHIPPED);
   });

@@ -1,3 +1,4 @@
+import type { DeliveryTransition } from "@postel/core";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { migrate, PostgresStorage, type PostgresStorageInstance } from "../src/index.js";
 import { createTestDatabase, type TestDatabase } from "./support/database.js";
@@ -77,4 +78,99 @@ test("a leased fan-out returns each delivery with its whole message, read once p
       expect(c.leaseToken).toBe(c.delivery.leaseToken);
     }
   }
+});
+
+// Migration 0007: a delivery's first attempt lives in its row (no row in `attempts`, no index entries),
+// later ones in `attempts`; `all_attempts` and listAttempts read both, and a replay moves the first
+// attempt out of the row with the webhook id it was sent under.
+test("a delivery's first attempt is kept in its row, later ones in attempts, and a replay moves the first out", async () => {
+  const [a] = workers as [PostgresStorageInstance];
+  const sql = database.connect();
+  const message = newMessage({ createdAt: NOW });
+  await a.enqueue(message);
+  const [fanout] = await a.claimFanout({ owner: "a", now: NOW, until: NOW + 60_000, limit: 1 });
+  const id = `${message.id}_ep`;
+  await a.recordFanout(
+    [
+      {
+        messageId: message.id,
+        token: fanout!.token,
+        deliveries: [
+          { id, messageId: message.id, endpointId: "ep_1", webhookId: "wh_first", createdAt: NOW },
+        ],
+      },
+    ],
+    NOW,
+  );
+  const attempt = async (n: number, at: number, transition: DeliveryTransition) => {
+    const [claimed] = await a.claimDue({ owner: "a", now: at, until: at + 60_000, limit: 1 });
+    expect(claimed!.delivery).toMatchObject({ id, attemptsMade: n - 1 });
+    const { delivery } = claimed!;
+    await a.recordOutcomes(
+      [
+        {
+          deliveryId: id,
+          leaseToken: claimed!.leaseToken,
+          transition,
+          attempt: {
+            id: `att_${n}`,
+            deliveryId: id,
+            messageId: message.id,
+            endpointId: "ep_1",
+            webhookId: delivery.webhookId,
+            attemptNumber: n,
+            startedAt: at,
+            latencyMs: 7,
+            outcome: n === 1 ? "retryable" : "success",
+            statusCode: n === 1 ? 503 : 200,
+            errorCode: null,
+            error: null,
+            responseSnippet: n === 1 ? "busy" : "ok",
+          },
+        },
+      ],
+      at,
+    );
+  };
+  await attempt(1, NOW + 1, { kind: "retry", nextAttemptAt: NOW + 2, retriesUsed: 1 });
+  await attempt(2, NOW + 2, { kind: "succeeded" });
+
+  const [row] = await sql`
+    SELECT first_attempt_id, first_attempt_status_code, first_attempt_response_snippet
+    FROM postel.deliveries WHERE id = ${id}`;
+  expect(row).toEqual({
+    first_attempt_id: "att_1",
+    first_attempt_status_code: 503,
+    first_attempt_response_snippet: "busy",
+  });
+  const table = async () =>
+    (await sql`SELECT id, webhook_id FROM postel.attempts WHERE delivery_id = ${id} ORDER BY id`).map(
+      (r) => ({
+        ...r,
+      }),
+    );
+  expect(await table()).toEqual([{ id: "att_2", webhook_id: "wh_first" }]);
+  const trail = await a.listAttempts(message.id);
+  expect(trail.map((t) => [t.id, t.attemptNumber, t.statusCode, t.webhookId])).toEqual([
+    ["att_1", 1, 503, "wh_first"],
+    ["att_2", 2, 200, "wh_first"],
+  ]);
+  const [view] = await sql`SELECT count(*)::int AS n FROM postel.all_attempts WHERE delivery_id = ${id}`;
+  expect(view!["n"]).toBe(2);
+
+  expect(await a.resetDeliveries([{ deliveryId: id, webhookId: "wh_replay" }], NOW + 10)).toEqual([id]);
+  const [cleared] = await sql`SELECT first_attempt_id, webhook_id FROM postel.deliveries WHERE id = ${id}`;
+  expect(cleared).toEqual({ first_attempt_id: null, webhook_id: "wh_replay" });
+  expect(await table()).toEqual([
+    { id: "att_1", webhook_id: "wh_first" },
+    { id: "att_2", webhook_id: "wh_first" },
+  ]);
+  await attempt(3, NOW + 11, { kind: "succeeded" });
+  expect(
+    (await a.listAttempts(message.id)).map((t) => [t.id, t.attemptNumber, t.statusCode, t.webhookId]),
+  ).toEqual([
+    ["att_1", 1, 503, "wh_first"],
+    ["att_2", 2, 200, "wh_first"],
+    ["att_3", 3, 200, "wh_replay"],
+  ]);
 });

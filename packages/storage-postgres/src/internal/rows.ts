@@ -43,6 +43,18 @@ export function prefixedMessageColumnsOf(alias: string, omit: readonly string[] 
 export const DELIVERY_COLUMNS = `d.id, d.message_id, d.endpoint_id, d.webhook_id, d.status, d.retries_used,
   d.attempts_made, d.next_attempt_at, d.lease_token, d.lease_owner, d.last_error, d.created_at, d.updated_at`;
 
+/** The columns of `postel.deliveries` that keep its first attempt (migration 0007). */
+export const FIRST_ATTEMPT_COLUMNS = [
+  "first_attempt_id",
+  "first_attempt_started_at",
+  "first_attempt_latency_ms",
+  "first_attempt_outcome",
+  "first_attempt_status_code",
+  "first_attempt_error_code",
+  "first_attempt_error",
+  "first_attempt_response_snippet",
+] as const;
+
 /** Columns of `postel.endpoints` (qualified by `e`) plus its secrets, newest first, as JSON. */
 export const ENDPOINT_COLUMNS = `e.*, COALESCE((
     SELECT jsonb_agg(jsonb_build_object('secret', s.secret, 'createdAt', s.created_at, 'expiresAt', s.expires_at)

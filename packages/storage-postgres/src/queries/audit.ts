@@ -51,7 +51,7 @@ export async function listDeliveries(sql: Sql, messageId: string): Promise<Deliv
 /** Every attempt of a message, by start time then attempt number. */
 export async function listAttempts(sql: Sql, messageId: string): Promise<AttemptRecord[]> {
   const rows = await sql<RawRow[]>`
-    SELECT * FROM postel.attempts WHERE message_id = ${messageId}
+    SELECT * FROM postel.all_attempts WHERE message_id = ${messageId}
     ORDER BY started_at, attempt_number, id`;
   return rows.map(toAttempt);
 }

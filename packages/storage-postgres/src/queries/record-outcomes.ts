@@ -7,7 +7,7 @@ import {
 } from "@postel/core";
 import type { Sql } from "postgres";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
-import { asJson, epochMs } from "../internal/rows.js";
+import { asJson, epochMs, FIRST_ATTEMPT_COLUMNS } from "../internal/rows.js";
 import { finaliseMessages, lockMessagesOf, TERMINAL } from "./finalise-messages.js";
 
 const STATUS_OF: Record<DeliveryTransition["kind"], string> = {
@@ -20,6 +20,13 @@ const STATUS_OF: Record<DeliveryTransition["kind"], string> = {
   held: "held",
   cancelled: "cancelled",
 };
+
+// A delivery's first attempt (number 1, the first recorded) goes in its row, the rest in `attempts`:
+// first_attempt_<x> takes the input's <x> (first_attempt_id its attempt_id).
+const FIRST_ATTEMPT_SET = FIRST_ATTEMPT_COLUMNS.map((column) => {
+  const input = column === "first_attempt_id" ? "attempt_id" : column.slice("first_attempt_".length);
+  return `${column} = CASE WHEN d.first_attempt_id IS NULL AND i.attempt_number = 1 THEN i.${input} ELSE d.${column} END`;
+}).join(",\n          ");
 
 // One flat JSON object per outcome, its attempt's columns inlined: the statement reads it with one
 // json_to_recordset instead of a nested json_to_record per attempt. Every object has the same keys
@@ -55,7 +62,8 @@ function toInput(outcome: DeliveryOutcome) {
  * The whole batch in one round trip: a pipelined `BEGIN; lock messages; statement; COMMIT`. The
  * statement applies every transition whose lease token still matches (clearing the lease), inserts
  * the deliveries of direct outcomes whose message's fan-out token still matches (marking the message
- * fanned out, and finished when the outcome is terminal), inserts the attempts, upserts the endpoint
+ * fanned out, and finished when the outcome is terminal), records the attempts (a delivery's first in
+ * its row, later ones in `attempts`), upserts the endpoint
  * health buckets and finalises messages whose deliveries are now all terminal. Only messages of
  * existing deliveries are locked first: a direct delivery is its message's only one.
  */
@@ -89,13 +97,15 @@ export async function recordOutcomes(
           lease_token = NULL,
           lease_owner = NULL,
           last_error = CASE WHEN i.set_error THEN i.last_error ELSE d.last_error END,
-          updated_at = ${now}::bigint
+          updated_at = ${now}::bigint,
+          ${sql.unsafe(FIRST_ATTEMPT_SET)}
         FROM input i
         -- A lease token implies pending (every way out of pending clears it). Testing the status too
         -- would match the partial due index's predicate and make the planner scan it, not the key.
         WHERE i.message_id IS NULL AND d.id = i.delivery_id AND d.lease_token = i.lease_token
         RETURNING d.id, d.message_id, d.endpoint_id, d.webhook_id, d.status, i.attempt_id, i.attempt_number,
-          i.started_at, i.latency_ms, i.outcome, i.status_code, i.error_code, i.error, i.response_snippet
+          i.started_at, i.latency_ms, i.outcome, i.status_code, i.error_code, i.error, i.response_snippet,
+          d.first_attempt_id IS NOT DISTINCT FROM i.attempt_id AS in_row
       ), fanned AS (
         -- Direct outcomes: the message's fan-out token fences the insert of its only delivery.
         UPDATE postel.messages m SET
@@ -108,32 +118,33 @@ export async function recordOutcomes(
           AND m.fanned_out_at IS NULL
         RETURNING i.*
       ), inserted AS (
+        -- A direct delivery's attempt is its first: it goes in the row.
         INSERT INTO postel.deliveries (id, message_id, endpoint_id, webhook_id, status, retries_used,
-          attempts_made, next_attempt_at, last_error, created_at, updated_at)
+          attempts_made, next_attempt_at, last_error, created_at, updated_at, first_attempt_id,
+          first_attempt_started_at, first_attempt_latency_ms, first_attempt_outcome, first_attempt_status_code,
+          first_attempt_error_code, first_attempt_error, first_attempt_response_snippet)
         SELECT delivery_id, message_id, endpoint_id, webhook_id, status, COALESCE(retries_used, 0),
           (attempt_id IS NOT NULL)::int, COALESCE(next_attempt_at, ${now}::bigint),
-          CASE WHEN set_error THEN last_error END, created_at, ${now}::bigint
+          CASE WHEN set_error THEN last_error END, created_at, ${now}::bigint, attempt_id, started_at, latency_ms,
+          outcome, status_code, error_code, error, response_snippet
         FROM fanned
-      ), recorded_attempts AS (
+      ), later_attempts AS (
         -- Every CTE reads input or the RETURNING of another, never joins two: no quadratic nested loops.
         INSERT INTO postel.attempts (id, delivery_id, message_id, endpoint_id, webhook_id, attempt_number,
           started_at, latency_ms, outcome, status_code, error_code, error, response_snippet)
-        SELECT attempt_id, delivery_id, message_id, endpoint_id, webhook_id, attempt_number, started_at,
+        SELECT attempt_id, id, message_id, endpoint_id, webhook_id, attempt_number, started_at,
           latency_ms, outcome, status_code, error_code, error, response_snippet
-        FROM (
-          SELECT id AS delivery_id, message_id, endpoint_id, webhook_id, attempt_id, attempt_number, started_at,
-            latency_ms, outcome, status_code, error_code, error, response_snippet FROM changed
-          UNION ALL
-          SELECT delivery_id, message_id, endpoint_id, webhook_id, attempt_id, attempt_number, started_at,
-            latency_ms, outcome, status_code, error_code, error, response_snippet FROM fanned
-        ) r
-        WHERE attempt_id IS NOT NULL
-        RETURNING endpoint_id, started_at, outcome
+        FROM changed
+        WHERE attempt_id IS NOT NULL AND NOT in_row
       ), health AS (
         INSERT INTO postel.endpoint_health AS h (endpoint_id, bucket_start, attempts, failures)
         SELECT endpoint_id, (started_at / ${HEALTH_BUCKET_MS}::bigint) * ${HEALTH_BUCKET_MS}::bigint,
           count(*), count(*) FILTER (WHERE outcome <> 'success')
-        FROM recorded_attempts
+        FROM (
+          SELECT endpoint_id, started_at, outcome FROM changed WHERE attempt_id IS NOT NULL
+          UNION ALL
+          SELECT endpoint_id, started_at, outcome FROM fanned WHERE attempt_id IS NOT NULL
+        ) a
         GROUP BY 1, 2
         ON CONFLICT (endpoint_id, bucket_start) DO UPDATE
           SET attempts = h.attempts + excluded.attempts, failures = h.failures + excluded.failures

@@ -1,7 +1,13 @@
 import type { DeliveryRecord, DeliveryReset, ReplaySelector } from "@postel/core";
 import type { Sql } from "postgres";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
-import { DELIVERY_COLUMNS, type RawRow, asJson, toDelivery } from "../internal/rows.js";
+import {
+  DELIVERY_COLUMNS,
+  FIRST_ATTEMPT_COLUMNS,
+  type RawRow,
+  asJson,
+  toDelivery,
+} from "../internal/rows.js";
 import { REPLAYABLE, lockMessagesOf } from "./finalise-messages.js";
 
 /** Terminal (not cancelled) deliveries of the given messages, or of one endpoint over a time range. */
@@ -30,7 +36,8 @@ export async function findReplayable(
 
 /**
  * Puts each delivery that is still terminal back to `pending` (due `now`, retries and lease cleared,
- * the given `webhookId`) and its message back to `pending`, atomically; returns the ids reset.
+ * the given `webhookId`) and its message back to `pending`, atomically; returns the ids reset. A first
+ * attempt kept in the delivery's row moves to `attempts` with the webhook id it was sent under.
  */
 export async function resetDeliveries(sql: Sql, resets: DeliveryReset[], now: number): Promise<string[]> {
   if (resets.length === 0) return [];
@@ -41,11 +48,21 @@ export async function resetDeliveries(sql: Sql, resets: DeliveryReset[], now: nu
       WITH input AS (
         SELECT * FROM json_to_recordset(${asJson(resets)}::text::json) AS i("deliveryId" text, "webhookId" text)
       ), reset AS (
+        -- "was" is the row as this statement's snapshot saw it (unchanged since: its message is locked).
         UPDATE postel.deliveries d SET status = 'pending', next_attempt_at = ${now}::bigint, retries_used = 0,
-          lease_token = NULL, lease_owner = NULL, webhook_id = i."webhookId", updated_at = ${now}::bigint
-        FROM input i
+          lease_token = NULL, lease_owner = NULL, webhook_id = i."webhookId", updated_at = ${now}::bigint,
+          ${tx.unsafe(FIRST_ATTEMPT_COLUMNS.map((column) => `${column} = NULL`).join(", "))}
+        FROM input i JOIN postel.deliveries was ON was.id = i."deliveryId"
         WHERE d.id = i."deliveryId" AND d.status IN ${tx.unsafe(REPLAYABLE)}
-        RETURNING d.id, d.message_id
+        RETURNING d.id, d.message_id, d.endpoint_id, was.webhook_id,
+          ${tx.unsafe(FIRST_ATTEMPT_COLUMNS.map((column) => `was.${column}`).join(", "))}
+      ), moved AS (
+        INSERT INTO postel.attempts (id, delivery_id, message_id, endpoint_id, webhook_id, attempt_number,
+          started_at, latency_ms, outcome, status_code, error_code, error, response_snippet)
+        SELECT first_attempt_id, id, message_id, endpoint_id, webhook_id, 1, first_attempt_started_at,
+          first_attempt_latency_ms, first_attempt_outcome, first_attempt_status_code, first_attempt_error_code,
+          first_attempt_error, first_attempt_response_snippet
+        FROM reset WHERE first_attempt_id IS NOT NULL
       ), reopened AS (
         UPDATE postel.messages m SET status = 'pending', finished_at = NULL
         WHERE m.id IN (SELECT message_id FROM reset)

@@ -47,7 +47,7 @@ export async function setUpOutbox(receiverUrl: string): Promise<Outbox> {
           (SELECT count(*) FROM postel.deliveries WHERE status = 'succeeded') AS succeeded,
           (SELECT count(*) FROM postel.deliveries WHERE status <> 'succeeded') AS other,
           (SELECT count(*) FROM postel.messages WHERE status = 'pending') AS pending,
-          (SELECT count(*) FROM postel.attempts) AS attempts`;
+          (SELECT count(*) FROM postel.all_attempts) AS attempts`;
       return {
         succeeded: Number(row?.succeeded),
         other: Number(row?.other),

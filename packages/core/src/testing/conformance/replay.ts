@@ -119,7 +119,16 @@ export function replayTests(context: ConformanceContext): void {
         status: "dispatched",
         finishedAt: now + 5,
       });
-      expect(await storage.listAttempts(messages[0]!.id)).toHaveLength(4);
+      const trail = await storage.listAttempts(messages[0]!.id);
+      expect(trail).toHaveLength(4);
+      // Each attempt keeps the webhook id it was sent under: the replay's is the new one.
+      expect(
+        trail.filter((a) => a.deliveryId === deliveries[0]!.id).map((a) => [a.attemptNumber, a.webhookId]),
+      ).toEqual([
+        [1, deliveries[0]!.webhookId],
+        [2, deliveries[0]!.webhookId],
+        [3, webhookId],
+      ]);
     });
 
     test("resetDeliveries skips deliveries that are not terminal (pending, held, already reset) or unknown, and does not return them", async () => {
