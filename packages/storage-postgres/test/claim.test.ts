@@ -1,6 +1,8 @@
 import { beforeEach, expect, test } from "vitest";
 import { PostgresStorage } from "../src/index.js";
+import { INDEX_START } from "../src/internal/claim-floor.js";
 import { claimDueStatement } from "../src/queries/claim.js";
+import { claimFanoutStatement } from "../src/queries/fanout.js";
 import { migratedDatabase, truncatePostel } from "./support/database.js";
 
 const NOW = Date.UTC(2026, 0, 1);
@@ -55,4 +57,26 @@ test("the claim walks the partial index deliveries_due_idx beside 100k terminal 
   const storage = PostgresStorage({ sql }, { migrate: false });
   const claimed = await storage.claimDue(lease);
   expect(claimed).toHaveLength(10);
+});
+
+// Planned against a table of a few thousand rows, a claim that joined its CTE of picked ids back to the
+// table hash-joined a sequential scan of every row, at every claim. The ids are also given as an array,
+// which the planner looks up in the primary key.
+test("the claims look their rows up by primary key, never by scanning the table", async () => {
+  const { sql } = db;
+  await seed(3_000, 3_000);
+  await sql`
+    INSERT INTO postel.messages (id, type, payload, status, created_at)
+    SELECT 'msg_p' || lpad(n::text, 7, '0'), 'order.created', '{}', 'pending', ${NOW}::bigint + n
+    FROM generate_series(1, 3000) AS n`;
+  await sql`ANALYZE postel.messages`;
+  const lease = { owner: "w", now: NOW, until: NOW + 60_000, limit: 64 };
+  for (const statement of [
+    claimDueStatement(sql, lease),
+    claimFanoutStatement(sql, { ...lease, newest: { since: NOW, limit: 16 } }, INDEX_START),
+  ]) {
+    const plan = (await sql`EXPLAIN ${statement}`).map((row) => row["QUERY PLAN"]).join("\n");
+    expect(plan).not.toContain("Seq Scan");
+    expect(plan).toMatch(/Index Scan using (messages|deliveries)_pkey/);
+  }
 });

@@ -23,7 +23,7 @@ export async function pipelinedTransaction(
     const queries = [
       tx`BEGIN`,
       tx`SELECT set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
-        set_config('enable_mergejoin', 'off', true)`,
+        set_config('enable_mergejoin', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`,
       ...statements(tx),
       tx`COMMIT`,
     ];

@@ -55,7 +55,8 @@ export async function claimLimited(
           lease_owner = ${lease.owner},
           next_attempt_at = ${lease.until}::bigint,
           updated_at = ${lease.now}::bigint
-        FROM due WHERE d.id = due.id
+        -- The keys as arrays too, so the planner looks them up by primary key (see claimDueStatement).
+        FROM due WHERE d.id = due.id AND d.id = ANY(ARRAY(SELECT id FROM due))
         RETURNING d.*, due.due_at
       ), spent AS (
         INSERT INTO postel.endpoint_rate_buckets AS b (endpoint_id, tokens, refilled_at)
@@ -66,6 +67,7 @@ export async function claimLimited(
       )
       SELECT ${sql.unsafe(DELIVERY_COLUMNS)}, ${sql.unsafe(PREFIXED_MESSAGE_COLUMNS)}, d.due_at
       FROM d JOIN postel.messages m ON m.id = d.message_id
+      WHERE m.id = ANY(ARRAY(SELECT message_id FROM d))
       ORDER BY d.due_at, d.id`;
   });
   return rows.map((row) => toClaimedDelivery(row));

@@ -68,11 +68,14 @@ export function claimDueStatement(
         lease_owner = ${lease.owner},
         next_attempt_at = ${lease.until}::bigint,
         updated_at = ${lease.now}::bigint
-      FROM due WHERE d.id = due.id
+      -- The keys as arrays too: the planner then looks them up in the primary keys. Joined with the
+      -- CTEs alone, it could plan hash joins over sequential scans of whole tables (per claim).
+      FROM due WHERE d.id = due.id AND d.id = ANY(ARRAY(SELECT id FROM due))
       RETURNING d.*, due.due_at
     )
     SELECT ${sql.unsafe(DELIVERY_COLUMNS)}, ${sql.unsafe(PREFIXED_MESSAGE_COLUMNS)}, d.due_at
     FROM d JOIN postel.messages m ON m.id = d.message_id
+    WHERE m.id = ANY(ARRAY(SELECT message_id FROM d))
     ORDER BY d.due_at, d.id`;
 }
 

@@ -11,6 +11,7 @@ import {
   toMessage,
 } from "../internal/rows.js";
 import type { ClaimFloor, FloorKey } from "../internal/claim-floor.js";
+import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import { LEASE_ONLY, toClaimedDelivery } from "./claim.js";
 
 /**
@@ -24,7 +25,9 @@ export async function claimFanout(
   lease: FanoutClaim,
   floor: ClaimFloor,
 ): Promise<ClaimedMessage[]> {
-  const rows = await claimFanoutStatement(sql, lease, floor.from(lease.now));
+  const [rows = []] = await pipelinedTransaction(sql, (tx) => [
+    claimFanoutStatement(tx, lease, floor.from(lease.now)),
+  ]);
   const claimed = rows.map((row) => ({ message: toMessage(row), token: row["lease_token"] as string }));
   // The floor follows the oldest-first part only: the newest end says nothing about where it stopped.
   const oldest = claimed.filter((_, i) => rows[i]!["newest"] !== true);
@@ -72,7 +75,9 @@ export function claimFanoutStatement(sql: Sql, lease: FanoutClaim, from: FloorKe
         lease_token = gen_random_uuid()::text,
         lease_owner = ${lease.owner},
         lease_until = ${lease.until}::bigint
-      FROM due WHERE m.id = due.id
+      -- The keys as an array too: the planner then looks them up in the primary key. Joined with
+      -- the CTE alone, it planned a hash join over a sequential scan of every message (per claim).
+      FROM due WHERE m.id = due.id AND m.id = ANY(ARRAY(SELECT id FROM due))
       RETURNING m.*, due.newest
     )
     SELECT ${sql.unsafe(MESSAGE_COLUMNS)}, m.lease_token, m.newest FROM m ORDER BY m.created_at, m.id`;
