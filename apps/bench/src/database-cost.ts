@@ -1,25 +1,36 @@
 import type { DrainMeasurement } from "./drain-run.js";
-import { type Metric, median, type Target } from "./stats.js";
+import { type Metric, median, type PartyFigure, type Target } from "./stats.js";
 
-/** The PostgreSQL drains behind one figure: Postel's and, where measured, the baseline's and the minimal loop's. */
+/**
+ * The PostgreSQL drains behind one figure: Postel's and, where measured, the baseline's, the minimal
+ * loop's and the peer queues'.
+ */
 export interface Drains {
   postel: DrainMeasurement[];
   naive?: DrainMeasurement[];
   minimal?: DrainMeasurement[];
+  graphileWorker?: DrainMeasurement[];
+  pgBoss?: DrainMeasurement[];
 }
 
-type Figures = Pick<Metric, "postel" | "postelRuns" | "naive" | "naiveRuns" | "minimal" | "minimalRuns">;
+type Figures = Pick<Metric, PartyFigure>;
 
 /** Each measured party's runs of `figure`, and their median. */
 export function figures(drains: Drains, figure: (m: DrainMeasurement) => number): Figures {
   const postelRuns = drains.postel.map(figure);
   const naiveRuns = drains.naive?.map(figure) ?? [];
   const minimalRuns = drains.minimal?.map(figure) ?? [];
+  const graphileWorkerRuns = drains.graphileWorker?.map(figure) ?? [];
+  const pgBossRuns = drains.pgBoss?.map(figure) ?? [];
   return {
     postel: median(postelRuns),
     postelRuns,
     ...(naiveRuns.length > 0 ? { naive: median(naiveRuns), naiveRuns } : {}),
     ...(minimalRuns.length > 0 ? { minimal: median(minimalRuns), minimalRuns } : {}),
+    ...(graphileWorkerRuns.length > 0
+      ? { graphileWorker: median(graphileWorkerRuns), graphileWorkerRuns }
+      : {}),
+    ...(pgBossRuns.length > 0 ? { pgBoss: median(pgBossRuns), pgBossRuns } : {}),
   };
 }
 
@@ -34,7 +45,7 @@ export function databaseCostRows(
   drains: Drains,
   targets?: { wal: Target; cpu: Target },
 ): Metric[] {
-  const all = [...drains.postel, ...(drains.naive ?? []), ...(drains.minimal ?? [])];
+  const all = Object.values(drains).flatMap((runs: DrainMeasurement[] | undefined) => runs ?? []);
   const other = Math.max(...all.map((m) => (m.wal ? m.wal.otherDatabasesBytes / m.wal.bytes : 0)));
   const checkpointed = all.filter((m) => m.wal?.checkpointed).length;
   const warnings = [

@@ -6,10 +6,12 @@ import {
   type BenchDatabase,
   backendCpuMs,
   createBenchDatabase,
+  PAYLOAD,
   seedMessages,
   seedNaive,
 } from "./database.js";
 import type {
+  PeerWorkerConfig,
   PostelWorkerConfig,
   ReceiverCommand,
   ReceiverConfig,
@@ -149,6 +151,33 @@ export async function drainMinimal(base: string, options: DrainOptions): Promise
     await seedNaive(database.sql, options.messages, [{ url: `${base}/hooks/0`, secret: generateSecret() }]);
     const config: WorkerConfig = { url: database.url, target: options.messages, concurrency: 128 };
     return await timeWorker("minimal-worker", config, options, postgresMeter(database));
+  } finally {
+    await database.drop();
+  }
+}
+
+/** The peer queues' worker processes (`src/peer-*.ts`). */
+export type PeerScript = "peer-graphile-worker" | "peer-pg-boss";
+
+/**
+ * A peer queue on a fresh database: its worker process installs its schema and enqueues the jobs with
+ * its own bulk API before it reports `ready`, then is timed like the others from a CHECKPOINT.
+ */
+export async function drainPeer(
+  script: PeerScript,
+  base: string,
+  options: DrainOptions & { concurrency: number },
+): Promise<DrainMeasurement> {
+  const database = await createBenchDatabase();
+  try {
+    const config: PeerWorkerConfig = {
+      url: database.url,
+      target: options.messages,
+      concurrency: options.concurrency,
+      endpoint: { url: `${base}/hooks/0`, secret: generateSecret() },
+      body: PAYLOAD,
+    };
+    return await timeWorker(script, config, options, postgresMeter(database));
   } finally {
     await database.drop();
   }

@@ -9,6 +9,7 @@ import { history } from "./scenarios/history.js";
 import { latency } from "./scenarios/latency.js";
 import { memory } from "./scenarios/memory.js";
 import { noisyNeighbour } from "./scenarios/noisy-neighbour.js";
+import { peers } from "./scenarios/peers.js";
 import { quietEndpoint } from "./scenarios/quiet-endpoint.js";
 import { sendBatch, sqliteSendBatch } from "./scenarios/send-batch.js";
 import { sendLatency } from "./scenarios/send-latency.js";
@@ -16,7 +17,15 @@ import { sqliteDrain } from "./scenarios/sqlite-drain.js";
 import { sqliteSendLatency } from "./scenarios/sqlite-send-latency.js";
 import { wakeLatency } from "./scenarios/wake-latency.js";
 import { sqliteVersion } from "./sqlite-file.js";
-import { formatTable, type Metric, meets, ratio, shareOfMinimal } from "./stats.js";
+import {
+  formatPeerTable,
+  formatTable,
+  hasPeers,
+  type Metric,
+  meets,
+  ratio,
+  shareOfMinimal,
+} from "./stats.js";
 
 const SCENARIOS: Scenario[] = [
   drain,
@@ -29,6 +38,7 @@ const SCENARIOS: Scenario[] = [
   noisyNeighbour,
   quietEndpoint,
   latency,
+  peers,
   sqliteDrain,
   sqliteSendLatency,
   sqliteSendBatch,
@@ -110,7 +120,11 @@ for (const scenario of selected) {
   log(`  (${Math.round((Date.now() - t0) / 1000)} s)`);
 }
 
-process.stdout.write(`\n${formatTable(metrics)}\n`);
+// The peer comparison gets a table of its own, laid out as issue 15's: a row per party.
+const peerMetrics = metrics.filter(hasPeers);
+const otherMetrics = metrics.filter((m) => !hasPeers(m));
+if (otherMetrics.length > 0) process.stdout.write(`\n${formatTable(otherMetrics)}\n`);
+if (peerMetrics.length > 0) process.stdout.write(`\n${formatPeerTable(peerMetrics)}\n`);
 process.stdout.write(
   `\nLoad average (1/5/15 min): ${loadAverage(loadAtStart)} at start, ${loadAverage()} at end\n`,
 );

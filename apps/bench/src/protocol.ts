@@ -86,10 +86,20 @@ export interface WorkerConfig {
   synchronous?: Synchronous;
   /** Deliveries after which the worker reports `done`; 0 = run until stopped. */
   target: number;
-  /** Postel: `workers.concurrency`; naive: the number of loops. */
+  /** Postel: `workers.concurrency`; naive: the number of loops; peers: their concurrency setting. */
   concurrency: number;
   /** Postel only: `workers.batchSize`. */
   batchSize?: number;
+}
+
+/**
+ * Configuration of the peer queues' workers (`peer-graphile-worker.js`, `peer-pg-boss.js`): before
+ * `ready` each enqueues `target` jobs with its own bulk API, one per webhook to `endpoint`.
+ */
+export interface PeerWorkerConfig extends WorkerConfig {
+  endpoint: { url: string; secret: string };
+  /** Every job's body (the drain's payload). */
+  body: string;
 }
 
 /** Configuration of `postel-worker.js`: without `concurrency`, Postel's own default applies. */

@@ -36,6 +36,8 @@ export interface Scale {
   quietBacklog: number;
   /** Messages to 100 endpoints that answer in 100 ms (issue 13: 20,000). */
   latencyMessages: number;
+  /** Webhooks pre-enqueued to one endpoint for Postel and each peer queue (issue 15: 20,000). */
+  peerMessages: number;
 }
 
 /** The sizes of a full run and of `--quick`. */
@@ -59,6 +61,7 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         noisyCapMs: 30_000,
         quietBacklog: 5_000,
         latencyMessages: 2_000,
+        peerMessages: 2_000,
       }
     : {
         quick,
@@ -78,6 +81,7 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         noisyCapMs: 120_000,
         quietBacklog: 50_000,
         latencyMessages: 20_000,
+        peerMessages: 20_000,
       };
 }
 

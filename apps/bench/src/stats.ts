@@ -37,17 +37,35 @@ export interface Metric {
   /** The minimal loop's median (drain only): the ceiling of a worker that does nothing but claim, sign, POST and complete. */
   minimal?: number;
   minimalRuns?: number[];
+  /** The peer queues' medians (scenario `peers`): graphile-worker and pg-boss with a hand-written webhook task. */
+  graphileWorker?: number;
+  graphileWorkerRuns?: number[];
+  pgBoss?: number;
+  pgBossRuns?: number[];
   /**
    * Where the row's figures are a part of a larger one, that one (the same parties, medians of their
    * own runs), shown first with the part in parentheses: WAL per delivery, then without full-page
    * images. Targets and ratios are on the part.
    */
-  total?: Pick<Metric, "postel" | "postelRuns" | "naive" | "naiveRuns" | "minimal" | "minimalRuns">;
+  total?: Pick<Metric, PartyFigure>;
   target?: Target;
   /** A target on postel / baseline (e.g. ≤ 1.25× the all-healthy case). */
   ratioTarget?: Target;
   note?: string;
 }
+
+/** The fields that carry a party's median and its runs. */
+export type PartyFigure =
+  | "postel"
+  | "postelRuns"
+  | "naive"
+  | "naiveRuns"
+  | "minimal"
+  | "minimalRuns"
+  | "graphileWorker"
+  | "graphileWorkerRuns"
+  | "pgBoss"
+  | "pgBossRuns";
 
 /** Whether `value` meets `target` (true when there is no target). */
 export function meets(value: number, target: Target | undefined): boolean {
@@ -117,6 +135,42 @@ export function formatTable(metrics: readonly Metric[]): string {
   const line = (cells: string[]) =>
     cells
       .map((cell, i) => (i >= 2 && i <= 6 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+/** The parties of the `peers` scenario, as rows of its table. */
+const PEER_PARTIES = [
+  { label: "Postel", key: "postel" },
+  { label: "graphile-worker", key: "graphileWorker" },
+  { label: "pg-boss", key: "pgBoss" },
+] as const;
+
+/** Whether a metric puts Postel beside the peer queues (shown by `formatPeerTable`, not `formatTable`). */
+export function hasPeers(metric: Metric): boolean {
+  return metric.graphileWorker !== undefined || metric.pgBoss !== undefined;
+}
+
+/**
+ * The peer comparison as issue 15 lays it out: one row per party, one column per metric (medians;
+ * a figure with a total shows the total first, the part in parentheses).
+ */
+export function formatPeerTable(metrics: readonly Metric[]): string {
+  const header = ["party", ...metrics.map((m) => `${m.name} (${m.unit})`)];
+  const rows = PEER_PARTIES.map(({ label, key }) => [
+    label,
+    ...metrics.map((m) => {
+      const part = m[key];
+      const total = m.total?.[key];
+      if (part === undefined) return "";
+      return total === undefined ? formatNumber(part) : `${formatNumber(total)} (${formatNumber(part)})`;
+    }),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
       .join("  ")
       .trimEnd();
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");

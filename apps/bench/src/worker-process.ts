@@ -8,6 +8,12 @@ export interface WorkerLoop {
   start(): void | Promise<void>;
   /** Stops delivering and releases connections (on `stop`). */
   stop(): Promise<void>;
+  /**
+   * Resolves once every counted delivery's outcome is in the database, for loops that count a
+   * delivery when its task returns and whose queue records it later (the peers); `done` and its
+   * clock wait for it.
+   */
+  recorded?(): Promise<void>;
 }
 
 /**
@@ -40,11 +46,13 @@ export function serveWorker(loop: WorkerLoop): (count: number) => void {
     delivered += count;
     if (finished || loop.target === 0 || delivered < loop.target) return;
     finished = true;
-    const elapsedMs = preciseNow() - startedAt;
-    const cpu = cpuMs() - cpuAtStart;
-    void peakRss().then((peakRssBytes) =>
-      report<WorkerReport>({ type: "done", delivered, elapsedMs, peakRssBytes, cpuMs: cpu }),
-    );
+    void (async () => {
+      await loop.recorded?.();
+      const elapsedMs = preciseNow() - startedAt;
+      const cpu = cpuMs() - cpuAtStart;
+      const peakRssBytes = await peakRss();
+      report<WorkerReport>({ type: "done", delivered, elapsedMs, peakRssBytes, cpuMs: cpu });
+    })();
   };
 }
 
