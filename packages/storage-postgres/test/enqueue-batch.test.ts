@@ -102,6 +102,25 @@ test("a batch in a drizzle transaction commits with it, text and nulls kept exac
   }
 });
 
+test("a batch keeps backslashes and control characters exactly, keyed or not", async () => {
+  // Text columns go as array literals written by JSON.stringify, except one holding a character that
+  // JSON escapes differently (a newline, a tab): such a column goes as an array, for postgres.js.
+  const payloads = ['"C:\\\\new \\\\\\"quoted\\\\\\" \\t"', '{"line":"a\\nb","tab":"\\t","u":"\\u0000"}'];
+  const keys = ["plain", "line\nbreak\ttab\\n"];
+  const unkeyed = payloads.map((payload, i) => newMessage({ payload, tenantId: keys[i]! }));
+  const keyed = payloads.map((payload, i) => newMessage({ payload, idempotencyKey: keys[i]! }));
+  for (const batch of [unkeyed, keyed]) {
+    expect(await storage.enqueueMany(batch)).toEqual(batch.map((m) => ({ id: m.id, reused: false })));
+  }
+  for (const message of [...unkeyed, ...keyed]) {
+    expect(await storage.getMessage(message.id)).toMatchObject({
+      payload: message.payload,
+      tenantId: message.tenantId,
+      idempotencyKey: message.idempotencyKey,
+    });
+  }
+});
+
 test("a batch in a drizzle transaction that throws writes nothing", async () => {
   await expect(
     drizzle(sql).transaction(async (tx) => {

@@ -11,10 +11,11 @@ const MAX_ROWS = 5_000;
 const MAX_CHARS = 8 * 1024 * 1024;
 
 /**
- * `enqueueMany`: one `INSERT … SELECT FROM unnest(…) … ON CONFLICT DO NOTHING` per chunk of rows,
- * then at most one SELECT for the idempotency keys that were already taken, all in `tx` or in one
- * transaction of its own (none when there is one INSERT, which is atomic by itself). Only the first message of each key is inserted, and keyed rows go in key
- * order, so two batches that share keys wait for each other in the same order and never deadlock.
+ * `enqueueMany`: one `INSERT … SELECT unnest(…)` per chunk of rows (`ON CONFLICT DO NOTHING` when it
+ * has keys), then at most one SELECT for the idempotency keys that were already taken, all in `tx`
+ * or in one transaction of its own (none when there is one INSERT, which is atomic by itself). Only
+ * the first message of each key is inserted, and keyed rows go in key order, so two batches that
+ * share keys wait for each other in the same order and never deadlock.
  * Each chunk that inserts NOTIFYs `postel_wake`; Postgres folds identical notifications of one
  * transaction into one, delivered on commit.
  */
@@ -38,10 +39,11 @@ async function insertAll(
   first: Map<string, NewMessage>,
   inserts: SQL[],
 ): Promise<{ id: string; reused: boolean }[]> {
-  // Rows without a key are inserted whenever the statement succeeds; RETURNING names the keyed ones.
+  // Rows without a key are inserted whenever the statement succeeds; RETURNING names the keyed ones
+  // (a chunk without keys returns only its NOTIFY's row, which has no id).
   const inserted = new Set<string>();
   for (const insert of inserts) {
-    for (const row of await execute(insert)) inserted.add(row["id"] as string);
+    for (const row of await execute(insert)) if (typeof row["id"] === "string") inserted.add(row["id"]);
   }
 
   // Keys another message already holds: read afresh, after any transaction holding them committed.
@@ -70,22 +72,47 @@ async function insertAll(
 }
 
 // The rows travel as one array per column, read with unnest: a third less time than json_to_recordset,
-// which must parse every payload's quotes escaped a second time inside the JSON of the rows.
+// which must parse every payload's quotes escaped a second time inside the JSON of the rows. Called
+// in the select list, unnest streams the rows into the INSERT; FROM unnest(…) would first copy them
+// all, payloads included, into a tuplestore.
 function insertChunk(chunk: NewMessage[]): SQL {
-  const column = <T>(pick: (m: NewMessage) => T) => sql.param(chunk.map(pick));
-  return sql`
-    WITH inserted AS (
+  const text = (pick: (m: NewMessage) => string | null) => sql.param(textArray(chunk.map(pick)));
+  const bigint = (pick: (m: NewMessage) => number | null) => sql.param(chunk.map(pick));
+  const insert = sql`
       INSERT INTO postel.messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at)
-      SELECT i.id, i.type, i.payload, i.tenant_id, i.idempotency_key, 'pending', i.created_at, i.expires_at
-      FROM unnest(${column((m) => m.id)}::text[], ${column((m) => m.type)}::text[],
-        ${column((m) => m.payload)}::text[], ${column((m) => m.tenantId)}::text[],
-        ${column((m) => m.idempotencyKey)}::text[], ${column((m) => epochMs(m.createdAt))}::bigint[],
-        ${column((m) => (m.expiresAt === null ? null : epochMs(m.expiresAt)))}::bigint[])
-        AS i(id, type, payload, tenant_id, idempotency_key, created_at, expires_at)
+      SELECT unnest(${text((m) => m.id)}::text[]), unnest(${text((m) => m.type)}::text[]),
+        unnest(${text((m) => m.payload)}::text[]), unnest(${text((m) => m.tenantId)}::text[]),
+        unnest(${text((m) => m.idempotencyKey)}::text[]), 'pending',
+        unnest(${bigint((m) => epochMs(m.createdAt))}::bigint[]),
+        unnest(${bigint((m) => (m.expiresAt === null ? null : epochMs(m.expiresAt)))}::bigint[])`;
+  // Rows without a key cannot conflict, and ON CONFLICT would still insert each one speculatively (a
+  // lock and one more WAL record per row). If the INSERT fails, so does the statement, NOTIFY and all.
+  if (chunk.every((m) => m.idempotencyKey === null)) {
+    return sql`WITH inserted AS (${insert}) SELECT pg_notify(${WAKE_CHANNEL}, '')`;
+  }
+  return sql`
+    WITH inserted AS (${insert}
       ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
       RETURNING id, idempotency_key
     ), woken AS (
       SELECT pg_notify(${WAKE_CHANNEL}, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row
     )
     SELECT id FROM inserted, (SELECT count(*) FROM woken) AS w WHERE idempotency_key IS NOT NULL`;
+}
+
+// What JSON.stringify escapes in a way a PostgreSQL array literal reads otherwise (as \n, \u0000,
+// \ud800): control characters, and lone surrogates (half of a UTF-16 pair).
+const ESCAPED_OTHERWISE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+  /[\u0000-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * A text column as a PostgreSQL array literal, written by `JSON.stringify`: for strings without
+ * control characters or lone surrogates, JSON's quoting (`"…"`, `\"`, `\\`, `null`) is the literal's,
+ * and native code writes it many times faster than postgres.js escapes each element with two regular
+ * expressions. Any other column goes as an array, for postgres.js to encode.
+ */
+function textArray(values: (string | null)[]): string | (string | null)[] {
+  if (values.some((value) => value !== null && ESCAPED_OTHERWISE.test(value))) return values;
+  return `{${JSON.stringify(values).slice(1, -1)}}`;
 }
