@@ -1,7 +1,7 @@
 import type { ClaimedDelivery, LeaseRequest, LimitedClaim } from "@postel/core";
 import type { Sql } from "postgres";
 import { asJson, DELIVERY_COLUMNS, PREFIXED_MESSAGE_COLUMNS, type RawRow } from "../internal/rows.js";
-import { toClaimedDelivery } from "./claim.js";
+import { leaseToken, toClaimedDelivery } from "./claim.js";
 
 /**
  * Leases due deliveries of endpoints with limits, honouring each limit across every worker on the
@@ -51,7 +51,7 @@ export async function claimLimited(
           FOR UPDATE SKIP LOCKED) x
       ), d AS (
         UPDATE postel.deliveries d SET
-          lease_token = gen_random_uuid()::text,
+          lease_token = ${tx.unsafe(leaseToken("d.id"))},
           lease_owner = ${lease.owner},
           next_attempt_at = ${lease.until}::bigint,
           updated_at = ${lease.now}::bigint

@@ -12,7 +12,7 @@ import {
 } from "../internal/rows.js";
 import type { ClaimFloor, FloorKey } from "../internal/claim-floor.js";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
-import { LEASE_ONLY, toClaimedDelivery } from "./claim.js";
+import { LEASE_ONLY, leaseToken, toClaimedDelivery } from "./claim.js";
 
 /**
  * One statement: lease the oldest messages not fanned out yet (through the partial index
@@ -72,7 +72,7 @@ export function claimFanoutStatement(sql: Sql, lease: FanoutClaim, from: FloorKe
   return sql<RawRow[]>`
     WITH ${due}, m AS (
       UPDATE postel.messages m SET
-        lease_token = gen_random_uuid()::text,
+        lease_token = ${sql.unsafe(leaseToken("m.id"))},
         lease_owner = ${lease.owner},
         lease_until = ${lease.until}::bigint
       -- The keys as an array too: the planner then looks them up in the primary key. Joined with
@@ -128,7 +128,7 @@ export async function recordFanout(
         attempts_made, next_attempt_at, lease_token, lease_owner, created_at, updated_at)
       SELECT n.id, f.m_id, n."endpointId", n."webhookId", 'pending', 0, 0,
         CASE WHEN n.leased THEN ${leased ? lease.until : now}::bigint ELSE ${now}::bigint END,
-        CASE WHEN n.leased THEN gen_random_uuid()::text END,
+        CASE WHEN n.leased THEN ${sql.unsafe(leaseToken("n.id"))} END,
         CASE WHEN n.leased THEN ${lease?.owner ?? null}::text END, n."createdAt", ${now}::bigint
       FROM fenced f
       CROSS JOIN LATERAL json_to_recordset(f.deliveries)
