@@ -1,12 +1,8 @@
 import type { ClaimResult, DedupKey, DedupStore } from "@postel/core/inbound";
 import { sql as drizzleSql } from "drizzle-orm";
 import type { Sql } from "postgres";
-import {
-  isPostgresJsTransaction,
-  type PostgresConnection,
-  type PostgresTransaction,
-  resolveConnection,
-} from "./internal/connection.js";
+import { type PostgresConnection, resolveConnection } from "./internal/connection.js";
+import { executorFor, type PostgresTransaction } from "./internal/transaction.js";
 import { asConnectionError } from "./internal/connection-errors.js";
 import { asSchemaError } from "./internal/schema-errors.js";
 
@@ -40,18 +36,15 @@ export function PostgresDedupStore(connection: PostgresConnection): PostgresDedu
   };
   return {
     claim: (key, now, processingUntil) => run(() => claim(sql, key, now, processingUntil)),
-    complete: (key, now, expiresAt, options = {}) =>
+    complete: (key, _now, expiresAt, options = {}) =>
       run(async () => {
-        const tx = options.tx;
-        if (tx !== undefined && !isPostgresJsTransaction(tx)) {
-          await tx.execute(
-            drizzleSql`UPDATE postel.received SET status = 'done', expires_at = ${expiresAt} WHERE source = ${key.source} AND id = ${key.id}`,
-          );
-          return;
-        }
-        const client = tx ?? sql;
-        await client`UPDATE postel.received SET status = 'done', expires_at = ${expiresAt}
-          WHERE source = ${key.source} AND id = ${key.id}`;
+        await executorFor(
+          sql,
+          options.tx,
+        )(
+          drizzleSql`UPDATE postel.received SET status = 'done', expires_at = ${expiresAt}::bigint
+            WHERE source = ${key.source} AND id = ${key.id}`,
+        );
       }),
     release: (key) =>
       run(async () => {

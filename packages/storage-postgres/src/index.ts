@@ -1,8 +1,11 @@
 export type {
   DrizzleTransaction,
+  KyselyTransaction,
+  NodePostgresTransaction,
   PostgresConnection,
   PostgresDrizzle,
   PostgresTransaction,
+  PrismaTransaction,
 } from "./internal/connection.js";
 export { assertMigrated, migrate } from "./migrate.js";
 export { PostgresStorage } from "./postgres-storage.js";

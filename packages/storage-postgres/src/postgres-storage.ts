@@ -36,7 +36,9 @@ export interface PostgresStorageInstance extends Storage<PostgresTransaction> {
 /**
  * Postel's storage on PostgreSQL (postgres.js, optionally through drizzle). Give it a connection
  * string (Postel opens and closes its own pool) or your app's `sql` / drizzle `db` (shared, never
- * closed by Postel). `send(event, { tx })` accepts a `sql.begin` handle or a drizzle transaction.
+ * closed by Postel). `send(event, { tx })` joins a transaction of postgres.js (`sql.begin`), drizzle
+ * (on postgres.js or node-postgres), node-postgres (a client after `BEGIN`), Prisma (`$transaction`)
+ * or Kysely (`db.transaction()`).
  *
  * @example
  * const storage = PostgresStorage({ url: process.env.DATABASE_URL! });

@@ -1,21 +1,17 @@
-import type { PostgresJsDatabase, PostgresJsQueryResultHKT } from "drizzle-orm/postgres-js";
-import type { PgTransaction } from "drizzle-orm/pg-core";
-import type { TablesRelationalConfig } from "drizzle-orm";
+import type { PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import { type ConfigurationIssue, ConfigurationError } from "@postel/core";
-import postgres, { type Sql, type TransactionSql } from "postgres";
+import postgres, { type Sql } from "postgres";
+
+export type {
+  DrizzleTransaction,
+  KyselyTransaction,
+  NodePostgresTransaction,
+  PostgresTransaction,
+  PrismaTransaction,
+} from "./transaction.js";
 
 /** A drizzle database on postgres.js, with or without a relational schema. */
 export type PostgresDrizzle = PostgresJsDatabase<Record<string, unknown>> & { $client: Sql };
-
-/** A drizzle transaction opened with `db.transaction(async (tx) => ...)` on postgres.js. */
-export type DrizzleTransaction = PgTransaction<
-  PostgresJsQueryResultHKT,
-  Record<string, unknown>,
-  TablesRelationalConfig
->;
-
-/** What `send(event, { tx })` accepts: a postgres.js `sql.begin` handle or a drizzle transaction. */
-export type PostgresTransaction = TransactionSql | DrizzleTransaction;
 
 /** Where Postel's queries go: a connection string (Postel owns the pool), or the app's own pool. */
 export type PostgresConnection = { url: string } | { sql: Sql } | { db: PostgresDrizzle };
@@ -173,9 +169,4 @@ function typeName(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : typeof value;
-}
-
-/** postgres.js transaction handles are callable tagged templates; drizzle's are objects. */
-export function isPostgresJsTransaction(tx: PostgresTransaction): tx is TransactionSql {
-  return typeof tx === "function";
 }

@@ -1,7 +1,7 @@
 import { type NewMessage, PostelError, planEnqueueMany } from "@postel/core";
 import { type SQL, sql } from "drizzle-orm";
 import type { Sql } from "postgres";
-import type { PostgresTransaction } from "../internal/connection.js";
+import type { PostgresTransaction } from "../internal/transaction.js";
 import { asJson, epochMs } from "../internal/rows.js";
 import { type Execute, executorFor, WAKE_CHANNEL } from "./enqueue.js";
 
@@ -51,9 +51,10 @@ async function insertAll(
   const stored = new Map<string, string>();
   if (taken.length > 0) {
     const found = await execute(sql`
-      SELECT id, idempotency_key FROM postel.messages
+      SELECT id, idempotency_key AS key FROM postel.messages
       WHERE idempotency_key IN (SELECT json_array_elements_text(${asJson(taken)}::text::json))`);
-    for (const row of found) stored.set(row["idempotency_key"] as string, row["id"] as string);
+    // Result columns are single lowercase words: a Kysely transaction's CamelCasePlugin renames others.
+    for (const row of found) stored.set(row["key"] as string, row["id"] as string);
   }
 
   return messages.map((message) => {
@@ -88,7 +89,7 @@ function insertChunk(chunk: NewMessage[]): SQL {
   // Rows without a key cannot conflict, and ON CONFLICT would still insert each one speculatively (a
   // lock and one more WAL record per row). If the INSERT fails, so does the statement, NOTIFY and all.
   if (chunk.every((m) => m.idempotencyKey === null)) {
-    return sql`WITH inserted AS (${insert}) SELECT pg_notify(${WAKE_CHANNEL}, '')`;
+    return sql`WITH inserted AS (${insert}) SELECT pg_notify(${WAKE_CHANNEL}, '')::text AS notified`;
   }
   return sql`
     WITH inserted AS (${insert}

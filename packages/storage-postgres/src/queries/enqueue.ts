@@ -1,37 +1,13 @@
 import { PostelError, type NewMessage } from "@postel/core";
-import { type SQL, sql } from "drizzle-orm";
-import { PgDialect } from "drizzle-orm/pg-core";
-import type { ParameterOrJSON, Sql } from "postgres";
-import { isPostgresJsTransaction, type PostgresTransaction } from "../internal/connection.js";
-import { epochMs, type RawRow } from "../internal/rows.js";
+import { sql } from "drizzle-orm";
+import type { Sql } from "postgres";
+import { executorFor, type PostgresTransaction } from "../internal/transaction.js";
+import { epochMs } from "../internal/rows.js";
+
+export { type Execute, executorFor } from "../internal/transaction.js";
 
 /** The channel `enqueue` notifies and `subscribe` listens on. */
 export const WAKE_CHANNEL = "postel_wake";
-
-const dialect = new PgDialect();
-
-/** Runs one drizzle `sql` query and returns its rows. */
-export type Execute = (query: SQL) => Promise<RawRow[]>;
-
-/**
- * Where a query given as drizzle `sql` runs: on `tx` (either kind) when given, else on the pool. The
- * statements are written once as drizzle `sql` so they can run on a drizzle transaction as they are,
- * and on postgres.js (pool or `sql.begin` handle) after compiling to text + parameters.
- */
-export function executorFor(pool: Sql, tx: PostgresTransaction | undefined): Execute {
-  if (tx !== undefined && !isPostgresJsTransaction(tx)) {
-    return async (query) => [...(await tx.execute<RawRow>(query))];
-  }
-  const client = tx ?? pool;
-  return async (query) => {
-    const compiled = dialect.sqlToQuery(query);
-    return [
-      ...(await client.unsafe<RawRow[]>(compiled.sql, compiled.params as ParameterOrJSON<never>[], {
-        prepare: true,
-      })),
-    ];
-  };
-}
 
 /**
  * One INSERT that also NOTIFYs `postel_wake` when it inserted (delivered on commit, so a rolled-back
