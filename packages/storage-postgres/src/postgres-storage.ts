@@ -1,4 +1,5 @@
 import { type ConfigurationIssue, InvalidInputError, type Storage } from "@postel/core";
+import postgres, { type Sql } from "postgres";
 import {
   type PostgresConnection,
   type PostgresTransaction,
@@ -26,6 +27,19 @@ import * as replay from "./queries/replay.js";
 export interface PostgresStorageOptions {
   /** Apply the shipped migrations on first use (default true). With false, first use only checks them. */
   migrate?: boolean;
+  /**
+   * Named prepared statements on the pool Postel opens from `url` (default true). Set false behind a
+   * transaction pooler that does not keep them (PgBouncer's `pool_mode = transaction` before 1.21).
+   * With `sql` or `db`, make your pool with postgres.js's own `prepare: false` instead.
+   */
+  prepare?: boolean;
+  /**
+   * Where workers LISTEN for other instances' wake-ups: `true` (default) on the storage's pool;
+   * `{ url }` on a connection of its own to that URL (the database server itself, when the pool goes
+   * through a transaction pooler, which cannot pass LISTEN); `false` nowhere, and workers find other
+   * instances' messages by polling, every `workers.pollInterval`.
+   */
+  listen?: boolean | { url: string };
 }
 
 /** Postel's `Storage` on Postgres; `migrate()` is always present. */
@@ -52,7 +66,21 @@ export function PostgresStorage(
   connection: PostgresConnection,
   options: PostgresStorageOptions = {},
 ): PostgresStorageInstance {
-  const { sql, owned } = resolveConnection(connection, "PostgresStorage", optionIssues(options));
+  const { sql, owned } = resolveConnection(
+    connection,
+    "PostgresStorage",
+    optionIssues(options, connection),
+    options.prepare === undefined ? {} : { prepare: options.prepare },
+  );
+  // The pool LISTEN runs on: the storage's own, or one connection to `listen.url`, opened on first use.
+  let listenPool: Sql | undefined;
+  const listenSql = (): Sql | undefined => {
+    const { listen = true } = options;
+    if (listen === false) return undefined;
+    if (listen === true) return sql;
+    listenPool ??= postgres(listen.url, { max: 1, onnotice: () => {} });
+    return listenPool;
+  };
   const listeners = new Set<() => Promise<void>>();
   let ready: Promise<void> | undefined;
 
@@ -155,10 +183,12 @@ export function PostgresStorage(
 
     // postgres.js keeps one dedicated LISTEN connection per pool and re-listens after reconnecting.
     subscribe: async (onWake) => {
-      const { unlisten } = await sql
+      const listener = listenSql();
+      if (listener === undefined) return async () => {};
+      const { unlisten } = await listener
         .listen(WAKE_CHANNEL, () => onWake())
         .catch((error: unknown) => {
-          throw asConnectionError(error, sql);
+          throw asConnectionError(error, listener);
         });
       const stop = async () => {
         if (listeners.delete(stop)) await unlisten();
@@ -168,18 +198,48 @@ export function PostgresStorage(
     },
     close: async () => {
       await Promise.all([...listeners].map((stop) => stop()));
+      await listenPool?.end({ timeout: 5 });
       if (owned) await sql.end({ timeout: 5 });
     },
   };
 }
 
-function optionIssues(options: PostgresStorageOptions): ConfigurationIssue[] {
+function optionIssues(options: PostgresStorageOptions, connection: PostgresConnection): ConfigurationIssue[] {
   if (typeof options !== "object" || options === null) {
     return [{ path: "", message: "the second argument must be an options object, e.g. { migrate: false }" }];
   }
-  return options.migrate === undefined || typeof options.migrate === "boolean"
-    ? []
-    : [{ path: "migrate", message: "must be true (the default: migrate on first use) or false" }];
+  const issues: ConfigurationIssue[] = [];
+  if (options.migrate !== undefined && typeof options.migrate !== "boolean") {
+    issues.push({ path: "migrate", message: "must be true (the default: migrate on first use) or false" });
+  }
+  if (options.prepare !== undefined) {
+    if (typeof options.prepare !== "boolean") {
+      issues.push({
+        path: "prepare",
+        message: "must be true (the default) or false (behind a transaction pooler)",
+      });
+    } else if (typeof connection === "object" && connection !== null && !("url" in connection)) {
+      issues.push({
+        path: "prepare",
+        message:
+          "applies to the pool Postel opens from `url`; for your own pool, create it with " +
+          "postgres(url, { prepare: false })",
+      });
+    }
+  }
+  const { listen } = options;
+  if (listen !== undefined && typeof listen !== "boolean") {
+    const url = (listen as { url?: unknown } | null)?.url;
+    if (typeof url !== "string" || !/^postgres(?:ql)?:\/\//i.test(url)) {
+      issues.push({
+        path: "listen",
+        message:
+          "must be true (LISTEN on the storage's pool), false (poll only) or { url } with a postgres:// " +
+          'URL of the server itself, e.g. { url: "postgres://user:password@db:5432/app" }',
+      });
+    }
+  }
+  return issues;
 }
 
 function timed<L extends { now: number; until: number }>(lease: L): L {

@@ -98,6 +98,47 @@ describe("constructor misuse is an INVALID_CONFIGURATION naming the option to pa
     expect((error as Error).message).not.toContain("hunter2");
   });
 
+  test("prepare and listen options that cannot work are named with the fix, the password never repeated", () => {
+    const cases: [string, unknown, unknown, string, RegExp][] = [
+      [
+        "prepare with your own pool",
+        { sql: postgres(SERVER_URL) },
+        { prepare: false },
+        "prepare",
+        /postgres\(url, \{ prepare: false \}\)/,
+      ],
+      [
+        "prepare that is not a boolean",
+        { url: SERVER_URL },
+        { prepare: "no" },
+        "prepare",
+        /true \(the default\) or false/,
+      ],
+      [
+        "listen on a URL that is not postgres://",
+        { url: SERVER_URL },
+        { listen: { url: "db:5432" } },
+        "listen",
+        /\{ url \} with a postgres:\/\//,
+      ],
+      [
+        "listen as a bare string",
+        { url: SERVER_URL },
+        { listen: "postgres://app:hunter2@db/app" },
+        "listen",
+        /true .* false .* \{ url \}/,
+      ],
+    ];
+    for (const [, connection, options, path, message] of cases) {
+      const error = thrown(() => PostgresStorage(connection as PostgresConnection, options as never));
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect((error as ConfigurationError).issues).toEqual([
+        { path, message: expect.stringMatching(message) },
+      ]);
+      expect((error as Error).message).not.toContain("hunter2");
+    }
+  });
+
   test("the dedup store and the standalone migrate() say the same", async () => {
     expect(thrown(() => PostgresDedupStore({ sql: nodePostgresPool() } as never))).toMatchObject({
       code: "INVALID_CONFIGURATION",

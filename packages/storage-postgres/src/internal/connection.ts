@@ -30,6 +30,7 @@ export function resolveConnection(
   connection: PostgresConnection,
   factory: string,
   extra: ConfigurationIssue[] = [],
+  poolOptions: { prepare?: boolean } = {},
 ): ResolvedConnection {
   const issues = [...connectionIssues(connection, factory), ...extra];
   let resolved: ResolvedConnection | undefined;
@@ -37,7 +38,7 @@ export function resolveConnection(
     if ("url" in connection) {
       try {
         // Postel's own pool: quiet notices such as "relation already exists, skipping".
-        resolved = { sql: postgres(connection.url, { onnotice: () => {} }), owned: true };
+        resolved = { sql: postgres(connection.url, { onnotice: () => {}, ...poolOptions }), owned: true };
       } catch {
         // The driver's error repeats the URL, password included: it is not kept as the cause.
         issues.push({

@@ -66,7 +66,7 @@ const dialect = new PgDialect();
  * `InvalidInputError` (`INVALID_TRANSACTION`) for anything else, before a query runs.
  */
 export function executorFor(pool: Sql, tx: PostgresTransaction | undefined): Execute {
-  const run = tx === undefined ? postgresJs(pool) : runnerFor(tx);
+  const run = tx === undefined ? postgresJs(pool, pool.options.prepare !== false) : runnerFor(tx);
   if (run === "drizzle") {
     const drizzleTx = tx as DrizzleTransaction;
     return async (query) => rowsOf(await drizzleTx.execute(query));
@@ -79,16 +79,19 @@ export function executorFor(pool: Sql, tx: PostgresTransaction | undefined): Exe
 
 type Run = (text: string, params: unknown[]) => Promise<RawRow[]>;
 
-function postgresJs(client: Sql | TransactionSql): Run {
+// Named prepared statements only on Postel's own pool, as it is configured: a pool made with
+// `prepare: false` (behind a transaction pooler such as PgBouncer) must never get one, and an app's
+// transaction does not say how its pool was made, so its statements are never named.
+function postgresJs(client: Sql | TransactionSql, prepare: boolean): Run {
   return async (text, params) => [
-    ...(await client.unsafe<RawRow[]>(text, params as ParameterOrJSON<never>[], { prepare: true })),
+    ...(await client.unsafe<RawRow[]>(text, params as ParameterOrJSON<never>[], { prepare })),
   ];
 }
 
 function runnerFor(tx: PostgresTransaction): Run | "drizzle" {
   const value = tx as unknown as Record<string, unknown> | null;
   if (typeof tx === "function") {
-    if (typeof value?.["savepoint"] === "function") return postgresJs(tx);
+    if (typeof value?.["savepoint"] === "function") return postgresJs(tx as TransactionSql, false);
     throw notATransaction("a postgres.js pool", "the handle of sql.begin(async (tx) => …)");
   }
   if (typeof value !== "object" || value === null) throw notATransaction(typeName(value));
