@@ -1,7 +1,7 @@
 import type { ClaimResult, DedupKey, DedupStore } from "@postel/core/inbound";
-import { sql as drizzleSql } from "drizzle-orm";
 import type { Sql } from "postgres";
 import { type PostgresConnection, resolveConnection } from "./internal/connection.js";
+import { statement } from "./internal/statement.js";
 import { executorFor, type PostgresTransaction } from "./internal/transaction.js";
 import { asConnectionError } from "./internal/connection-errors.js";
 import { asSchemaError } from "./internal/schema-errors.js";
@@ -42,7 +42,7 @@ export function PostgresDedupStore(connection: PostgresConnection): PostgresDedu
           sql,
           options.tx,
         )(
-          drizzleSql`UPDATE postel.received SET status = 'done', expires_at = ${expiresAt}::bigint
+          statement`UPDATE postel.received SET status = 'done', expires_at = ${expiresAt}::bigint
             WHERE source = ${key.source} AND id = ${key.id}`,
         );
       }),

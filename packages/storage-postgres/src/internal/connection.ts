@@ -1,4 +1,3 @@
-import type { PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import { type ConfigurationIssue, ConfigurationError } from "@postel/core";
 import postgres, { type Sql } from "postgres";
 
@@ -10,8 +9,10 @@ export type {
   PrismaTransaction,
 } from "./transaction.js";
 
-/** A drizzle database on postgres.js, with or without a relational schema. */
-export type PostgresDrizzle = PostgresJsDatabase<Record<string, unknown>> & { $client: Sql };
+/** A drizzle database on postgres.js, with or without a relational schema: Postel uses its pool, `$client`. */
+export interface PostgresDrizzle {
+  $client: Sql;
+}
 
 /** Where Postel's queries go: a connection string (Postel owns the pool), or the app's own pool. */
 export type PostgresConnection = { url: string } | { sql: Sql } | { db: PostgresDrizzle };

@@ -1,18 +1,19 @@
 import { InvalidInputError } from "@postel/core";
-import type { SQL, TablesRelationalConfig } from "drizzle-orm";
-import { PgDialect, type PgQueryResultHKT, type PgTransaction } from "drizzle-orm/pg-core";
 import type { ParameterOrJSON, Sql, TransactionSql } from "postgres";
 import type { RawRow } from "./rows.js";
+import { compile, type Statement, toDrizzle } from "./statement.js";
 
 // The transactions `send(event, { tx })` joins. Each is described by the shape Postel calls, not
-// imported from its driver: a postgres.js user never installs node-postgres, Prisma or Kysely.
+// imported from its driver: a postgres.js user never installs node-postgres, Prisma, Kysely or drizzle.
 
-/** A drizzle transaction, `db.transaction(async (tx) => …)`, on postgres.js or node-postgres. */
-export type DrizzleTransaction = PgTransaction<
-  PgQueryResultHKT,
-  Record<string, unknown>,
-  TablesRelationalConfig
->;
+/**
+ * A drizzle transaction, `db.transaction(async (tx) => …)`, on postgres.js or node-postgres, of any
+ * drizzle-orm version (described by what Postel calls, so it never ties you to a drizzle of Postel's).
+ */
+export interface DrizzleTransaction {
+  execute(query: never): Promise<unknown>;
+  rollback(): void;
+}
 
 /** A node-postgres (`pg`) `PoolClient` or `Client` on which the app ran `BEGIN`. */
 export interface NodePostgresTransaction {
@@ -54,26 +55,24 @@ export type PostgresTransaction =
   | PrismaTransaction
   | KyselyTransaction;
 
-/** Runs one drizzle `sql` query and returns its rows. */
-export type Execute = (query: SQL) => Promise<RawRow[]>;
-
-const dialect = new PgDialect();
+/** Runs one statement and returns its rows. */
+export type Execute = (query: Statement) => Promise<RawRow[]>;
 
 /**
- * Where a query given as drizzle `sql` runs: on `tx` when given (any kind of {@link PostgresTransaction}),
- * else on the pool. Statements are written once as drizzle `sql`, run as they are on a drizzle
- * transaction and compiled to text with `$n` parameters for every other client. Throws
- * `InvalidInputError` (`INVALID_TRANSACTION`) for anything else, before a query runs.
+ * Where a statement runs: on `tx` when given (any kind of {@link PostgresTransaction}), else on the
+ * pool. It becomes drizzle `sql` on a drizzle transaction and text with `$n` parameters for every
+ * other client. Throws `InvalidInputError` (`INVALID_TRANSACTION`) for anything else, before a query
+ * runs.
  */
 export function executorFor(pool: Sql, tx: PostgresTransaction | undefined): Execute {
   const run = tx === undefined ? postgresJs(pool, pool.options.prepare !== false) : runnerFor(tx);
   if (run === "drizzle") {
     const drizzleTx = tx as DrizzleTransaction;
-    return async (query) => rowsOf(await drizzleTx.execute(query));
+    return async (query) => rowsOf(await drizzleTx.execute((await toDrizzle(query)) as never));
   }
   return (query) => {
-    const compiled = dialect.sqlToQuery(query);
-    return run(compiled.sql, compiled.params);
+    const { text, params } = compile(query);
+    return run(text, params);
   };
 }
 

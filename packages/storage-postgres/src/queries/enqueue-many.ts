@@ -1,8 +1,8 @@
 import { type NewMessage, PostelError, planEnqueueMany } from "@postel/core";
-import { type SQL, sql } from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { PostgresTransaction } from "../internal/transaction.js";
 import { asJson, epochMs } from "../internal/rows.js";
+import { statement as sql, type Statement } from "../internal/statement.js";
 import { type Execute, executorFor, WAKE_CHANNEL } from "./enqueue.js";
 
 // One INSERT per chunk: a batch of 10,000 small events is two statements, and no statement carries
@@ -37,7 +37,7 @@ async function insertAll(
   execute: Execute,
   messages: readonly NewMessage[],
   first: Map<string, NewMessage>,
-  inserts: SQL[],
+  inserts: Statement[],
 ): Promise<{ id: string; reused: boolean }[]> {
   // Rows without a key are inserted whenever the statement succeeds; RETURNING names the keyed ones
   // (a chunk without keys returns only its NOTIFY's row, which has no id).
@@ -76,9 +76,9 @@ async function insertAll(
 // which must parse every payload's quotes escaped a second time inside the JSON of the rows. Called
 // in the select list, unnest streams the rows into the INSERT; FROM unnest(…) would first copy them
 // all, payloads included, into a tuplestore.
-function insertChunk(chunk: NewMessage[]): SQL {
-  const text = (pick: (m: NewMessage) => string | null) => sql.param(textArray(chunk.map(pick)));
-  const bigint = (pick: (m: NewMessage) => number | null) => sql.param(chunk.map(pick));
+function insertChunk(chunk: NewMessage[]): Statement {
+  const text = (pick: (m: NewMessage) => string | null) => textArray(chunk.map(pick));
+  const bigint = (pick: (m: NewMessage) => number | null) => chunk.map(pick);
   const insert = sql`
       INSERT INTO postel.messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at)
       SELECT unnest(${text((m) => m.id)}::text[]), unnest(${text((m) => m.type)}::text[]),

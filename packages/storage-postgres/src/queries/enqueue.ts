@@ -1,8 +1,8 @@
 import { PostelError, type NewMessage } from "@postel/core";
-import { sql } from "drizzle-orm";
 import type { Sql } from "postgres";
 import { executorFor, type PostgresTransaction } from "../internal/transaction.js";
 import { epochMs } from "../internal/rows.js";
+import { statement as sql } from "../internal/statement.js";
 
 export { type Execute, executorFor } from "../internal/transaction.js";
 
