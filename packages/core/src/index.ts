@@ -20,6 +20,7 @@ export type {
 } from "./backoff.js";
 export { InMemoryStorage } from "./storage/in-memory-storage.js";
 export { planEnqueueMany } from "./storage/enqueue-many-plan.js";
+export { compileStatement, Statement, StatementParam, statement } from "./storage/statement.js";
 export type { EnqueueManyPlan } from "./storage/enqueue-many-plan.js";
 export type { InMemoryStorageOptions, InMemoryTransaction } from "./storage/in-memory-storage.js";
 export { ManualClock, systemClock } from "./clock.js";

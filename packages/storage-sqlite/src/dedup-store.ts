@@ -1,5 +1,5 @@
+import { statement as sql } from "@postel/core";
 import type { ClaimResult, DedupKey, DedupStore } from "@postel/core/inbound";
-import { sql } from "drizzle-orm";
 import { assertConnection, openConnection, type SqliteConnection } from "./internal/connection.js";
 import { rowsOn, type SqliteTransaction, toStatement } from "./transaction.js";
 

@@ -1,5 +1,4 @@
-import { type NewMessage, planEnqueueMany } from "@postel/core";
-import { type SQL, sql } from "drizzle-orm";
+import { type NewMessage, planEnqueueMany, type Statement, statement as sql } from "@postel/core";
 import type { Db } from "./internal/database.js";
 import { rowsOn, type SqliteTransaction, toStatement } from "./transaction.js";
 
@@ -43,7 +42,7 @@ export async function enqueueMany(
   });
 }
 
-function insertChunk(chunk: NewMessage[]): SQL {
+function insertChunk(chunk: NewMessage[]): Statement {
   const input = JSON.stringify(
     chunk.map((m) => [m.id, m.type, m.payload, m.tenantId, m.idempotencyKey, m.createdAt, m.expiresAt]),
   );
@@ -57,7 +56,7 @@ function insertChunk(chunk: NewMessage[]): SQL {
     ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`;
 }
 
-function idsForKeys(keys: string[]): SQL {
+function idsForKeys(keys: string[]): Statement {
   return sql`SELECT id, idempotency_key FROM postel_messages
     WHERE idempotency_key IN (SELECT value FROM json_each(${JSON.stringify(keys)}))`;
 }

@@ -1,7 +1,6 @@
 export { SqliteDedupStore } from "./dedup-store.js";
 export type { SqliteDedupStoreOptions } from "./dedup-store.js";
 export { migrate } from "./migrate.js";
-export * as schema from "./schema.js";
 export { SqliteStorage } from "./sqlite-storage.js";
 export type { DrizzleSqliteDatabase, SqliteConnection, SqliteStorageOptions } from "./sqlite-storage.js";
 export type { DrizzleSqliteTransaction, SqliteTransaction } from "./transaction.js";

@@ -1,16 +1,20 @@
 import type { InValue, Transaction } from "@libsql/client";
-import type { NewMessage } from "@postel/core";
-import { type SQL, sql } from "drizzle-orm";
-import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
+import {
+  compileStatement,
+  type NewMessage,
+  type Statement,
+  StatementParam,
+  statement as sql,
+} from "@postel/core";
 import type { Db } from "./internal/database.js";
 import { translateError } from "./internal/database.js";
 
 /**
  * A drizzle libsql transaction, as passed to `db.transaction(async (tx) => …)`. Only `all` is used,
- * so any schema's transaction fits.
+ * so any schema's transaction of any drizzle-orm version fits (drizzle-orm is an optional peer).
  */
 export interface DrizzleSqliteTransaction {
-  all<T = unknown>(query: SQL): Promise<T[]>;
+  all(query: never): Promise<unknown[]>;
 }
 
 /**
@@ -20,24 +24,32 @@ export interface DrizzleSqliteTransaction {
  */
 export type SqliteTransaction = Transaction | DrizzleSqliteTransaction;
 
-const dialect = new SQLiteAsyncDialect();
-
 /** Insert the message unless its idempotency key is taken; returns its id only when inserted. */
-function insertMessage(m: NewMessage): SQL {
+function insertMessage(m: NewMessage): Statement {
   return sql`INSERT INTO postel_messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at)
     VALUES (${m.id}, ${m.type}, ${m.payload}, ${m.tenantId}, ${m.idempotencyKey}, 'pending', ${m.createdAt}, ${m.expiresAt})
     ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING id`;
 }
 
-function messageIdForKey(key: string): SQL {
+function messageIdForKey(key: string): Statement {
   return sql`SELECT id FROM postel_messages WHERE idempotency_key = ${key}`;
 }
 
-/** A drizzle `sql` query as a libsql statement with positional arguments. */
-export function toStatement(query: SQL): { sql: string; args: InValue[] } {
-  const { sql: text, params } = dialect.sqlToQuery(query);
+/** A statement as a libsql statement with positional arguments. */
+export function toStatement(query: Statement): { sql: string; args: InValue[] } {
+  const { text, params } = compileStatement(query, () => "?");
   return { sql: text, args: params as InValue[] };
+}
+
+/** The same statement as drizzle `sql`, for a drizzle transaction (the app's drizzle, so present). */
+async function toDrizzle(query: Statement): Promise<unknown> {
+  const { sql: drizzleSql } = await import("drizzle-orm");
+  return drizzleSql.join(
+    query.chunks.map((chunk) =>
+      chunk instanceof StatementParam ? drizzleSql.param(chunk.value) : drizzleSql.raw(chunk),
+    ),
+  );
 }
 
 function isDrizzle(tx: SqliteTransaction): tx is DrizzleSqliteTransaction {
@@ -45,16 +57,16 @@ function isDrizzle(tx: SqliteTransaction): tx is DrizzleSqliteTransaction {
 }
 
 /** Run a query on the caller's transaction, whichever kind it is, and return its rows. */
-export async function rowsOn(tx: SqliteTransaction, query: SQL): Promise<Record<string, unknown>[]> {
+export async function rowsOn(tx: SqliteTransaction, query: Statement): Promise<Record<string, unknown>[]> {
   try {
-    if (isDrizzle(tx)) return await tx.all<Record<string, unknown>>(query);
+    if (isDrizzle(tx)) return (await tx.all((await toDrizzle(query)) as never)) as Record<string, unknown>[];
     return (await tx.execute(toStatement(query))).rows;
   } catch (error) {
     throw translateError(error);
   }
 }
 
-async function idsOn(tx: SqliteTransaction, query: SQL): Promise<string[]> {
+async function idsOn(tx: SqliteTransaction, query: Statement): Promise<string[]> {
   return (await rowsOn(tx, query)).map((row) => String(row["id"]));
 }
 

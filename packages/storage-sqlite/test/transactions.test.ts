@@ -2,6 +2,8 @@ import { type Client, createClient } from "@libsql/client";
 import type { NewMessage } from "@postel/core";
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/libsql";
+import { sql as previousSql } from "drizzle-orm-previous";
+import { drizzle as previousDrizzle } from "drizzle-orm-previous/libsql";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { SqliteStorage } from "../src/index.js";
 import { tempDatabase } from "./temp-db.js";
@@ -68,6 +70,32 @@ describe("send(event, { tx }) with a libsql transaction", () => {
       reused: true,
     });
     await again.commit();
+  });
+});
+
+// drizzle-orm is an optional peer: the app's drizzle is used, whichever minor it is.
+describe("send(event, { tx }) with a transaction of the previous drizzle minor (0.44)", () => {
+  test("a rolled-back transaction leaves no message; a committed one leaves it with the business write", async () => {
+    const db = previousDrizzle(client);
+    const storage = SqliteStorage({ client });
+    await storage.migrate();
+    const dropped = message();
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.run(previousSql`INSERT INTO orders (total) VALUES (990)`);
+        await storage.enqueue(dropped, { tx });
+        throw new Error("payment declined");
+      }),
+    ).rejects.toThrow("payment declined");
+    expect(await storage.getMessage(dropped.id)).toBeNull();
+    const kept = message({ idempotencyKey: "order-previous" });
+    await db.transaction(async (tx) => {
+      await tx.run(previousSql`INSERT INTO orders (total) VALUES (990)`);
+      await storage.enqueue(kept, { tx });
+    });
+    expect(await storage.getMessage(kept.id)).toMatchObject({ idempotencyKey: "order-previous" });
+    expect(await orders()).toBe(1);
+    await storage.close();
   });
 });
 
