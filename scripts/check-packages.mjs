@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Checks every publishable package as npm will receive it: packs it with pnpm (publishConfig and
 // `workspace:` ranges applied), lints the tarball with publint and with attw under the ESM-only
-// profile (we ship no CommonJS, so attw's CJS-resolution findings do not apply), then dry-runs
-// `pnpm publish -r`. Needs the packages built first (CI runs it after `pnpm test`).
+// profile (we ship no CommonJS, so attw's CJS-resolution findings do not apply), installs them all with
+// plain npm into a scratch project where every README example must compile under `tsc --strict`
+// (check-tarball-install.mjs), then dry-runs `pnpm publish -r`. Needs the packages built first (CI runs
+// it after `pnpm test`).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,6 +22,7 @@ const packages = readdirSync(packagesDir)
 const out = mkdtempSync(join(tmpdir(), "postel-pack-"));
 const failures = [];
 const timings = [];
+const tarballs = [];
 
 function step(label, command, args, cwd) {
   console.log(`\n$ ${command} ${args.join(" ")}   (${label})`);
@@ -39,9 +42,18 @@ try {
       dest,
       readdirSync(dest).find((file) => file.endsWith(".tgz")),
     );
+    tarballs.push(tarball);
     step(`publint ${manifest.name}`, "pnpm", ["exec", "publint", "run", tarball, "--strict"], root);
     // attw passes a package without types; publint is what fails when `exports` names a missing file.
     step(`attw ${manifest.name}`, "pnpm", ["exec", "attw", tarball, "--profile", "esm-only"], root);
+  }
+  if (tarballs.length === packages.length) {
+    step(
+      "npm install the tarballs, tsc the READMEs",
+      "node",
+      [join(root, "scripts/check-tarball-install.mjs"), ...tarballs],
+      root,
+    );
   }
   step("pnpm publish -r --dry-run", "pnpm", ["publish", "-r", "--dry-run", "--no-git-checks"], root);
 } finally {
@@ -54,4 +66,6 @@ if (failures.length > 0) {
   console.error(`check-packages: ${failures.length} step(s) failed: ${failures.join(", ")}`);
   process.exit(1);
 }
-console.log(`check-packages: ${packages.length} packages pack, pass publint and attw, and dry-run publish.`);
+console.log(
+  `check-packages: ${packages.length} packages pack, pass publint and attw, install with npm (their README examples compile), and dry-run publish.`,
+);
