@@ -40,23 +40,18 @@ function clientsOf(readme) {
     .filter((name) => !name.startsWith("@postel/"));
 }
 
+// Our packages a user adds: the @postel names of the same line, in the measured checkout's README (a
+// receiver needed @postel/core before the gate moved to @postel/signing).
+function oursOf(checkout, readme) {
+  const line = readFileSync(join(checkout, readme), "utf8").match(/^pnpm add (.*)$/m)?.[1] ?? "";
+  return line.split(/\s+/).filter((name) => name.startsWith("@postel/"));
+}
+
 const profiles = [
-  {
-    name: "receiver",
-    ours: ["@postel/core", "@postel/adapter-express"],
-    clients: clientsOf("packages/adapter-express/README.md"),
-  },
-  {
-    name: "postgres sender",
-    ours: ["@postel/core", "@postel/storage-postgres"],
-    clients: clientsOf("packages/storage-postgres/README.md"),
-  },
-  {
-    name: "sqlite sender",
-    ours: ["@postel/core", "@postel/storage-sqlite"],
-    clients: clientsOf("packages/storage-sqlite/README.md"),
-  },
-];
+  { name: "receiver", readme: "packages/adapter-express/README.md" },
+  { name: "postgres sender", readme: "packages/storage-postgres/README.md" },
+  { name: "sqlite sender", readme: "packages/storage-sqlite/README.md" },
+].map((profile) => ({ ...profile, clients: clientsOf(profile.readme) }));
 
 function npmInstall(specs) {
   const dir = mkdtempSync(join(scratch, "project-"));
@@ -168,10 +163,9 @@ function measureCheckout(checkout, label) {
   const rows = [];
   for (const profile of profiles) {
     const baseline = clientBaselines.get(profile.clients.join(" "));
-    progress(
-      `${label}: installing the ${profile.name} (${profile.ours.join(", ")}, ${baseline.pins.join(", ")})`,
-    );
-    const dir = npmInstall([...closure(profile.ours, tarballs), ...baseline.pins]);
+    const ours = oursOf(checkout, profile.readme);
+    progress(`${label}: installing the ${profile.name} (${ours.join(", ")}, ${baseline.pins.join(", ")})`);
+    const dir = npmInstall([...closure(ours, tarballs), ...baseline.pins]);
     const measured = measure(dir);
     const clientPackages = new Set(baseline.packages);
     // Where Postel's part goes: each added package's own size, without nested node_modules.

@@ -8,7 +8,7 @@ import {
   type Receiver,
   type StandardSchemaV1,
   type VerifiedEvent,
-} from "@postel/core/inbound";
+} from "@postel/signing/inbound";
 import type { Request, RequestHandler, Response } from "express";
 
 type Sources = Record<string, InboundSourceOptions<unknown>>;

@@ -1,4 +1,4 @@
-import { errorResponse, InboundError, type Receiver } from "@postel/core/inbound";
+import { errorResponse, InboundError, type Receiver } from "@postel/signing/inbound";
 import type { FastifyError, FastifyPluginAsync } from "fastify";
 import {
   type FastifyWebhookHandler,

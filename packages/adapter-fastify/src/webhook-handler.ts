@@ -7,7 +7,7 @@ import {
   type Receiver,
   type StandardSchemaV1,
   type VerifiedEvent,
-} from "@postel/core/inbound";
+} from "@postel/signing/inbound";
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from "fastify";
 
 declare module "fastify" {

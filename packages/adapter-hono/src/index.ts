@@ -1,5 +1,5 @@
 /**
- * `@postel/adapter-hono`: receive verified webhooks in Hono. Loads only `@postel/core/inbound`.
+ * `@postel/adapter-hono`: receive verified webhooks in Hono. Loads only `@postel/signing/inbound`.
  */
 export { webhook } from "./webhook.js";
 export type { HonoWebhookHandler, HonoWebhookOptions, WebhookEnv } from "./webhook.js";

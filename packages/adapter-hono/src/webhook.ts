@@ -10,7 +10,7 @@ import {
   readBody,
   type Receiver,
   type VerifiedEvent,
-} from "@postel/core/inbound";
+} from "@postel/signing/inbound";
 import type { Context, Env, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 

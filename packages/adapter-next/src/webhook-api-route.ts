@@ -10,7 +10,7 @@ import {
   readBody,
   type Receiver,
   type VerifiedEvent,
-} from "@postel/core/inbound";
+} from "@postel/signing/inbound";
 import type { NextWebhookOptions, RouteWebhookHandler } from "./webhook-route.js";
 
 /** The request a Pages Router API route gets: Node's, plus the `body` Next's parser may have set. */

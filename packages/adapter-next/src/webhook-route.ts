@@ -8,7 +8,7 @@ import {
   readBody,
   type Receiver,
   type VerifiedEvent,
-} from "@postel/core/inbound";
+} from "@postel/signing/inbound";
 
 /** Handles one verified webhook in a route; throwing releases the dedup record for the sender's retry. */
 export type RouteWebhookHandler<TEvent, TRequest> = (event: TEvent, request: TRequest) => unknown;

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "vitest";
 
-test("the build imports only @postel/core/inbound: no worker, HTTP client, database driver or next", () => {
+test("the build imports only @postel/signing/inbound: no worker, HTTP client, database driver or next", () => {
   const outDir = mkdtempSync(join(tmpdir(), "postel-adapter-next-"));
   execFileSync(
     "pnpm",
@@ -18,5 +18,5 @@ test("the build imports only @postel/core/inbound: no worker, HTTP client, datab
   const specifiers = code.flatMap((c) =>
     [...c.matchAll(/(?:from|import)\s*\(?\s*["']([^"']+)["']/g)].map((m) => m[1]),
   );
-  expect(new Set(specifiers)).toEqual(new Set(["@postel/core/inbound"]));
+  expect(new Set(specifiers)).toEqual(new Set(["@postel/signing/inbound"]));
 }, 60_000);

@@ -3,7 +3,7 @@ import { ExponentialBackoff, isRetryPolicy, type RetryPolicy } from "./backoff.j
 import { type Clock, systemClock } from "./clock.js";
 import { type Duration, parseDuration } from "./duration.js";
 import { ConfigurationError, type ConfigurationIssue } from "./errors.js";
-import type { InboundSourceOptions } from "./inbound/sources.js";
+import type { InboundSourceOptions } from "@postel/signing/inbound";
 import type { Endpoint, OutboundEvent } from "./outbound/types.js";
 import { defaultRandom, type Random } from "./random.js";
 import type { AutoDisableSettings, CircuitBreakerSettings } from "./storage/records.js";

@@ -1,30 +1,14 @@
 import { PostelError } from "@postel/signing";
 
-export { isPostelError, PostelError } from "@postel/signing";
-
-/** One invalid option: where it is (`outbound.retryPolicy.maxAttempts`) and how to fix it. */
-export interface ConfigurationIssue {
-  path: string;
-  message: string;
-}
-
-/** `Postel()` or a storage constructor was given invalid options. Lists every bad field at once. */
-export class ConfigurationError extends PostelError {
-  readonly issues: readonly ConfigurationIssue[];
-
-  constructor(issues: readonly ConfigurationIssue[], context = "Postel options") {
-    const lines = issues.map((issue) => `  - ${issue.path || "(root)"}: ${issue.message}`);
-    super("INVALID_CONFIGURATION", `Invalid ${context}:\n${lines.join("\n")}`);
-    this.issues = issues;
-  }
-}
-
-/**
- * Input to a call (`send`, `endpoints.create`, `replay`, ...) was rejected before anything was written.
- * Codes: `INVALID_EVENT_TYPE`, `PAYLOAD_NOT_SERIALIZABLE`, `PAYLOAD_TOO_LARGE`, `INVALID_URL`,
- * `PRIVATE_ADDRESS_NOT_ALLOWED`, `INVALID_DURATION`, `INVALID_ARGUMENT`, ...
- */
-export class InvalidInputError extends PostelError {}
+// Shared with the receiving gate, which lives in @postel/signing: one class each, so `instanceof` holds
+// whichever package threw.
+export {
+  type ConfigurationIssue,
+  ConfigurationError,
+  InvalidInputError,
+  isPostelError,
+  PostelError,
+} from "@postel/signing/inbound";
 
 /** An endpoint or message id that does not exist. Codes: `ENDPOINT_NOT_FOUND`, `MESSAGE_NOT_FOUND`. */
 export class NotFoundError extends PostelError {}

@@ -1,22 +1,33 @@
 /**
- * `@postel/core/inbound`: the receiving side on its own. Loads no worker, HTTP client or database
- * driver, so a receiver-only app (an adapter plus this) stays small.
+ * `@postel/core/inbound`: the receiving side on its own, as `@postel/signing/inbound` (where it lives,
+ * so a receiver-only app need not install core and its HTTP client). Loads no worker, HTTP client or
+ * database driver.
  */
-export { InMemoryDedupStore } from "./inbound/dedup.js";
-export type { ClaimResult, DedupKey, DedupStore } from "./inbound/dedup.js";
-export { distinctHeaders } from "./inbound/distinct-headers.js";
-export { bodyAlreadyParsed, INBOUND_STATUS, InboundError } from "./inbound/errors.js";
-export type { InboundErrorCode } from "./inbound/errors.js";
-export { payloadTooLarge, readBody } from "./inbound/read-body.js";
-export { errorResponse, Receiver } from "./inbound/receiver.js";
+export {
+  bodyAlreadyParsed,
+  distinctHeaders,
+  errorResponse,
+  INBOUND_STATUS,
+  InboundError,
+  InMemoryDedupStore,
+  isPostelError,
+  PostelError,
+  payloadTooLarge,
+  Receiver,
+  readBody,
+} from "@postel/signing/inbound";
 export type {
+  ClaimResult,
+  DedupKey,
+  DedupStore,
   GateResponse,
+  InboundErrorCode,
   InboundRequest,
+  InboundSourceOptions,
   InboundSources,
   PayloadOf,
+  StandardSchemaV1,
   VerifiedEvent,
+  VerifierInput,
   WebhookHandler,
-} from "./inbound/receiver.js";
-export type { InboundSourceOptions, VerifierInput } from "./inbound/sources.js";
-export type { StandardSchemaV1 } from "./inbound/standard-schema.js";
-export { isPostelError, PostelError } from "./errors.js";
+} from "@postel/signing/inbound";

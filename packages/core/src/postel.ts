@@ -19,8 +19,8 @@ import { send } from "./outbound/send.js";
 import { sendBatch } from "./outbound/send-batch.js";
 import type { SendEvent, SendResult } from "./outbound/types.js";
 import type { Storage, TransactionOf } from "./storage/storage.js";
-import { Receiver } from "./inbound/receiver.js";
-import type { InboundSourceOptions } from "./inbound/sources.js";
+import { Receiver } from "@postel/signing/inbound";
+import type { InboundSourceOptions } from "@postel/signing/inbound";
 
 /** The sending side: `postel.outbound`. */
 export interface Outbound<S extends Storage<unknown>> {

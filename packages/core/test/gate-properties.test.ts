@@ -1,4 +1,4 @@
-import { InMemoryDedupStore } from "../src/inbound/dedup.js";
+import { InMemoryDedupStore } from "../src/inbound.js";
 import { runGateProperties } from "../src/testing.js";
 
 runGateProperties({ name: "memory", dedup: () => InMemoryDedupStore() });

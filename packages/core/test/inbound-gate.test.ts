@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { ConfigurationError } from "../src/errors.js";
-import { Receiver } from "../src/inbound/receiver.js";
+import { Receiver } from "../src/inbound.js";
 import { Postel } from "../src/postel.js";
 import { runAdapterConformance } from "../src/testing/run-adapter-conformance.js";
 

@@ -23,7 +23,7 @@ function modulesLoadedBy(specifier: string): string[] {
   return readFileSync(log, "utf8").trim().split("\n");
 }
 
-const heavy = /\/node_modules\/.*\/(undici|postgres|@libsql|drizzle-orm|libsql)\//;
+const heavy = /\/node_modules\/.*\/(undici|valibot|postgres|@libsql|drizzle-orm|libsql)\//;
 
 describe("a receiver-only install", () => {
   beforeAll(() => {
@@ -38,6 +38,18 @@ describe("a receiver-only install", () => {
     expect(loaded.some((url) => url.endsWith("/dist/inbound.js"))).toBe(true);
     expect(loaded.filter((url) => heavy.test(url))).toEqual([]);
     expect(loaded.filter((url) => /dispatcher|http-sender/.test(url))).toEqual([]);
+  });
+
+  test("@postel/signing/inbound, where the gate lives, loads nothing but @postel/signing", () => {
+    const files = modulesLoadedBy("@postel/signing/inbound").filter((url) => url.startsWith("file:"));
+    expect(files.some((url) => url.endsWith("/signing/dist/inbound.js"))).toBe(true);
+    expect(files.filter((url) => !/\/signing\/dist\//.test(url))).toEqual([]);
+  });
+
+  test("and @postel/signing installs nothing else: it has no dependencies", () => {
+    const signing = JSON.parse(readFileSync(join(packageDir, "../signing/package.json"), "utf8"));
+    expect(signing.dependencies ?? {}).toEqual({});
+    expect(Object.keys(signing.peerDependencies ?? {})).toEqual([]);
   });
 
   test("whereas the main entry does load undici (so the check above can fail)", () => {

@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import { describe, expect, onTestFinished, test, vi } from "vitest";
-import type { VerifiedEvent } from "../inbound/receiver.js";
+import type { VerifiedEvent } from "@postel/signing/inbound";
 import { abortMidBody, postRaw } from "./raw-http.js";
 
 /** A freshly mounted adapter, reached over a socket, and the signed headers of `body` as `msg_1`. */

@@ -2,8 +2,8 @@ import type { Server } from "node:http";
 import { generateSecret, sign } from "@postel/signing";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../clock.js";
-import { InMemoryDedupStore } from "../inbound/dedup.js";
-import { Receiver, type VerifiedEvent, type WebhookHandler } from "../inbound/receiver.js";
+import { InMemoryDedupStore } from "@postel/signing/inbound";
+import { Receiver, type VerifiedEvent, type WebhookHandler } from "@postel/signing/inbound";
 import { rawHttpTests } from "./adapter-raw-http-tests.js";
 
 /** What the suite sends and reads back: plain bytes and headers, so every framework is driven alike. */

@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { ManualClock } from "../../clock.js";
-import type { DedupStore } from "../../inbound/dedup.js";
-import { type GateResponse, type InboundRequest, Receiver } from "../../inbound/receiver.js";
+import type { DedupStore } from "@postel/signing/inbound";
+import { type GateResponse, type InboundRequest, Receiver } from "@postel/signing/inbound";
 import { type Fc, loadFastCheck } from "./bad-values.js";
 import {
   DEFAULT_FIGURES_DIR,

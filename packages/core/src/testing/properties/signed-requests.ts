@@ -1,5 +1,5 @@
 import { createSigner, github, publicKeyFromPrivate, stripe, type Verifier } from "@postel/signing";
-import type { InboundRequest } from "../../inbound/receiver.js";
+import type { InboundRequest } from "@postel/signing/inbound";
 import type { Arb, Fc } from "./bad-values.js";
 
 /** The receiver's time in the gate properties; requests are signed 30 s before it. */

@@ -1,5 +1,6 @@
-import { createVerifier, type Verifier } from "@postel/signing";
-import { type Duration, parseDuration } from "../duration.js";
+import type { Verifier } from "../verifier.js";
+import { createVerifier } from "../verify.js";
+import { type Duration, parseDuration } from "./duration.js";
 import { ConfigurationError, type ConfigurationIssue } from "../errors.js";
 import type { DedupStore } from "./dedup.js";
 import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.js";

@@ -1,4 +1,4 @@
-import { readHeader } from "@postel/signing";
+import { readHeader } from "../headers.js";
 import { describe, expect, test } from "vitest";
 import { distinctHeaders } from "./distinct-headers.js";
 

@@ -1,4 +1,4 @@
-import { PostelError } from "@postel/signing";
+import { PostelError } from "../errors.js";
 
 /** Codes the receiving gate answers with, and the HTTP status each maps to. */
 export const INBOUND_STATUS = {

@@ -1,10 +1,7 @@
-import {
-  type HeadersLike,
-  isPostelError,
-  type VerifiedWebhook,
-  WebhookVerificationError,
-} from "@postel/signing";
-import { type Clock, systemClock } from "../clock.js";
+import { isPostelError, WebhookVerificationError } from "../errors.js";
+import type { HeadersLike } from "../headers.js";
+import type { VerifiedWebhook } from "../verifier.js";
+import { type Clock, systemClock } from "./clock.js";
 import type { ClaimResult } from "./dedup.js";
 import { InboundError } from "./errors.js";
 import { payloadTooLarge } from "./read-body.js";

@@ -1,0 +1,32 @@
+/**
+ * `@postel/signing/inbound`: the receiving gate. It keeps the exact received bytes, verifies them
+ * against every configured secret, deduplicates by `webhook-id` and hands a typed event to the handler.
+ * It needs nothing but this package: a receiver-only app installs an adapter and `@postel/signing`,
+ * no HTTP client, worker or schema library. `@postel/core/inbound` re-exports all of it.
+ */
+export { InMemoryDedupStore } from "./inbound/dedup.js";
+export type { ClaimResult, DedupKey, DedupStore } from "./inbound/dedup.js";
+export { distinctHeaders } from "./inbound/distinct-headers.js";
+export { bodyAlreadyParsed, INBOUND_STATUS, InboundError } from "./inbound/errors.js";
+export type { InboundErrorCode } from "./inbound/errors.js";
+export { payloadTooLarge, readBody } from "./inbound/read-body.js";
+export { errorResponse, Receiver } from "./inbound/receiver.js";
+export type {
+  GateResponse,
+  InboundRequest,
+  InboundSources,
+  PayloadOf,
+  VerifiedEvent,
+  WebhookHandler,
+} from "./inbound/receiver.js";
+export type { InboundSourceOptions, VerifierInput } from "./inbound/sources.js";
+export type { StandardSchemaV1 } from "./inbound/standard-schema.js";
+export type { Clock as InboundClock } from "./inbound/clock.js";
+export { type Duration, formatDuration, parseDuration, toMs } from "./inbound/duration.js";
+export {
+  type ConfigurationIssue,
+  ConfigurationError,
+  InvalidInputError,
+  isPostelError,
+  PostelError,
+} from "./errors.js";
