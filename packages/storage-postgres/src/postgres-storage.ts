@@ -1,6 +1,7 @@
 import { type ConfigurationIssue, InvalidInputError, type Storage } from "@postel/core";
 import postgres, { type Sql } from "postgres";
 import {
+  isPostgresUrl,
   type PostgresConnection,
   type PostgresTransaction,
   resolveConnection,
@@ -230,7 +231,7 @@ function optionIssues(options: PostgresStorageOptions, connection: PostgresConne
   const { listen } = options;
   if (listen !== undefined && typeof listen !== "boolean") {
     const url = (listen as { url?: unknown } | null)?.url;
-    if (typeof url !== "string" || !/^postgres(?:ql)?:\/\//i.test(url)) {
+    if (!isPostgresUrl(url)) {
       issues.push({
         path: "listen",
         message:

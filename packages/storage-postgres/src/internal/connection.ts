@@ -61,6 +61,11 @@ export function assertPostgresJs(sql: unknown, what: string): asserts sql is Sql
   if (problem) throw new ConfigurationError([{ path: "sql", message: problem }], what);
 }
 
+/** Whether `value` is a `postgres://` or `postgresql://` connection string. */
+export function isPostgresUrl(value: unknown): value is string {
+  return typeof value === "string" && /^postgres(?:ql)?:\/\//i.test(value);
+}
+
 const URL_EXAMPLE = 'e.g. "postgres://user:password@localhost:5432/app"';
 
 function connectionIssues(connection: unknown, factory: string): ConfigurationIssue[] {
@@ -92,7 +97,7 @@ function connectionIssues(connection: unknown, factory: string): ConfigurationIs
     ];
   }
   const { url, sql, db } = connection as { url?: unknown; sql?: unknown; db?: unknown };
-  if (given[0] === "url" && typeof url === "string" && !/^postgres(?:ql)?:\/\//i.test(url)) {
+  if (given[0] === "url" && typeof url === "string" && !isPostgresUrl(url)) {
     return [{ path: "url", message: `must start with postgres:// or postgresql:// (${URL_EXAMPLE})` }];
   }
   if (given[0] === "url" && (typeof url !== "string" || url === "")) {

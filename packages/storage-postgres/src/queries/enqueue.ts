@@ -4,8 +4,6 @@ import { executorFor, type PostgresTransaction } from "../internal/transaction.j
 import { epochMs } from "../internal/rows.js";
 import { statement as sql } from "../internal/statement.js";
 
-export { type Execute, executorFor } from "../internal/transaction.js";
-
 /** The channel `enqueue` notifies and `subscribe` listens on. */
 export const WAKE_CHANNEL = "postel_wake";
 
