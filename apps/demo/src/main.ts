@@ -197,7 +197,8 @@ for (const { name, path } of named) {
   const exact = handled.length === committed.length && committed.every((id) => handled.includes(id));
   check(`${name}: the handler ran exactly once per committed order`, exact);
 }
-const rolledBackVisible = (await postel.outbound.messages.list({ limit: 100 })).length !== committed.length;
+const rolledBackVisible =
+  (await postel.outbound.messages.list({ limit: 100 })).items.length !== committed.length;
 check("the rolled-back order's webhook was never enqueued", !rolledBackVisible);
 await postel.stop();
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "./clock.js";
-import { createIdGenerator } from "./ids.js";
+import { createIdGenerator, idFloor } from "./ids.js";
 
 const ID = /^att_[0-9a-hjkmnp-tv-z]{26}$/;
 
@@ -30,5 +30,21 @@ describe("createIdGenerator", () => {
     expect(ids.size).toBe(10_000);
     const randomParts = new Set([...ids].map((id) => id.slice(-16)));
     expect(randomParts.size).toBe(10_000);
+  });
+});
+
+describe("idFloor", () => {
+  it("sorts after every id made before its time and at or before every id made at or after it", () => {
+    const clock = new ManualClock(Date.UTC(2026, 10, 30));
+    const newId = createIdGenerator(clock);
+    const earlier = Array.from({ length: 5 }, () => newId("att"));
+    clock.advance(1);
+    const floor = idFloor("att", clock.now());
+    const later = Array.from({ length: 5 }, () => {
+      clock.advance(997);
+      return newId("att");
+    });
+    for (const id of earlier) expect(id < floor).toBe(true);
+    for (const id of later) expect(id >= floor).toBe(true);
   });
 });

@@ -29,6 +29,15 @@ export function createIdGenerator(clock: Clock): IdGenerator {
   };
 }
 
+/**
+ * The smallest id `createIdGenerator` can make with `prefix` at or after `time`: every id made at or
+ * after `time` sorts at or after it (in code-unit order), so an id range bounds a time range. For
+ * storages (e.g. attempt ids, made after the attempt started, bound `startedAt` from below).
+ */
+export function idFloor(prefix: string, time: number): string {
+  return `${prefix}_${encodeTime(Math.max(0, Math.floor(time)))}`;
+}
+
 // A getRandomValues call costs about 5 µs whatever its size (the RNG's per-call work), and ids take
 // 16 bytes on every new millisecond: take them from a pool refilled 4 KiB at a time instead.
 const POOL_BYTES = 4096;

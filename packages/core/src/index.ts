@@ -32,8 +32,13 @@ export type { DrainOptions, DrainResult } from "./engine/dispatcher.js";
 export type { PostelEventMap, PostelEventName } from "./engine/events.js";
 export type { EndpointsApi, ListEndpointsOptions } from "./outbound/endpoints.js";
 export type { ListMessagesOptions, MessagesApi } from "./outbound/messages.js";
+export type { DeadLettersApi, ListDeadLettersOptions } from "./outbound/dead-letters.js";
+export type { AttemptsApi, RecentAttemptsOptions } from "./outbound/attempts.js";
+export type { AttemptTotals, EndpointStats, OutboundStats, StatsOptions } from "./outbound/stats.js";
+export type { Page } from "./outbound/page.js";
+export { PAGE_LIMITS } from "./outbound/page.js";
 export { SEND_BATCH_MAX_BYTES, SEND_BATCH_MAX_EVENTS } from "./outbound/send-batch.js";
-export type { ReplayedDelivery, ReplayOptions, ReplaySelection } from "./outbound/replay.js";
+export type { ReplayedDelivery, ReplayOptions, ReplayProgress, ReplaySelection } from "./outbound/replay.js";
 export type {
   CreateEndpointInput,
   Endpoint,
@@ -63,6 +68,7 @@ export type {
   CircuitBreakerSettings,
   ClaimedDelivery,
   ClaimedMessage,
+  DeadLetter,
   DeliveryRecord,
   DeliveryStatus,
   EndpointFields,
@@ -76,15 +82,20 @@ export type {
   NewMessage,
   RetryPolicySpec,
 } from "./storage/records.js";
-export { bucketTokens, firstDirectOutcomes, HEALTH_BUCKET_MS } from "./storage/storage.js";
+export { bucketTokens, firstDirectOutcomes, HEALTH_BUCKET_MS, statsOfEndpoints } from "./storage/storage.js";
+export { idFloor } from "./ids.js";
 export type {
   AuditStore,
   DeliveryOutcome,
   DeliveryQueue,
+  DeadLetterQuery,
+  DeliveryCounts,
   DeliveryReset,
   DeliveryTransition,
   DueClaim,
   EndpointQuery,
+  EndpointStatsRow,
+  EndpointStatsSource,
   EndpointStore,
   EnqueueOptions,
   FanoutClaim,
@@ -95,10 +106,13 @@ export type {
   MessageQuery,
   OutboxStore,
   PageRequest,
+  RecentAttemptsQuery,
   RecordOutcomesResult,
   ReplaySelector,
   ReplayStore,
   Storage,
+  StatsQuery,
   StorageLifecycle,
+  StorageStats,
   TransactionOf,
 } from "./storage/storage.js";

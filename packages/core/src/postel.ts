@@ -8,7 +8,10 @@ import { ConfigurationError } from "./errors.js";
 import { createHttpSender, type HttpSender } from "./http/http-sender.js";
 import { createIdGenerator } from "./ids.js";
 import { createEndpointsApi, type EndpointsApi } from "./outbound/endpoints.js";
+import { type AttemptsApi, createAttemptsApi } from "./outbound/attempts.js";
+import { createDeadLettersApi, type DeadLettersApi } from "./outbound/dead-letters.js";
 import { createMessagesApi, type MessagesApi } from "./outbound/messages.js";
+import { type OutboundStats, type StatsOptions, stats } from "./outbound/stats.js";
 import {
   type ReplayedDelivery,
   type ReplayOptions,
@@ -54,9 +57,24 @@ export interface Outbound<S extends Storage<unknown>> {
   sendBatch(events: readonly SendEvent[], options?: { tx?: TransactionOf<S> }): Promise<SendResult[]>;
   endpoints: EndpointsApi;
   messages: MessagesApi;
+  /** Dead-lettered deliveries, newest first, paged (the `dead_letter` view as an API). */
+  deadLetters: DeadLettersApi;
+  /** HTTP attempts across every message and instance, oldest first from a time (`postel tail`). */
+  attempts: AttemptsApi;
+  /**
+   * A snapshot for dashboards and health checks: backlog (due, oldest due, in flight, scheduled,
+   * held, not fanned out), dead letters, and per endpoint the same counts with its attempts and
+   * failure rate over `window` (default `"1h"`). Cheap beside millions of rows of history.
+   * @example
+   * const { backlog, attempts } = await postel.outbound.stats({ window: "15m" });
+   * const healthy = backlog.oldestDueAt === null || Date.now() - backlog.oldestDueAt < 60_000;
+   * console.log(healthy, backlog.due, attempts.failureRate);
+   */
+  stats(options?: StatsOptions): Promise<OutboundStats>;
   /**
    * Re-enqueues terminal deliveries by message id, endpoint + time range, or predicate, and returns
-   * what it re-enqueued. `freshWebhookId` decides whether receivers see the same `webhook-id`.
+   * what it re-enqueued. `freshWebhookId` decides whether receivers see the same `webhook-id`;
+   * `onProgress` reports long replays chunk by chunk.
    */
   replay(selection: ReplaySelection & ReplayOptions, options?: ReplayOptions): Promise<ReplayedDelivery[]>;
 }
@@ -143,6 +161,9 @@ export function Postel<
       sendBatch: (events, sendOptions) => sendBatch({ config, clock, newId, wake }, events, sendOptions),
       endpoints: createEndpointsApi({ config, clock, newId, changed: () => cache.invalidate() }),
       messages: createMessagesApi(config),
+      deadLetters: createDeadLettersApi(config),
+      attempts: createAttemptsApi(config),
+      stats: (statsOptions) => stats({ config, clock }, statsOptions),
       replay: (selection, replayOptions) => replay({ config, clock, newId, wake }, selection, replayOptions),
     },
     async start() {

@@ -19,7 +19,7 @@ describe("endpoints", () => {
     expect(endpoint).not.toHaveProperty("secrets");
     expect(await h.postel.outbound.endpoints.secret(endpoint.id)).toMatch(/^whsec_/);
     expect(await h.postel.outbound.endpoints.get(endpoint.id)).toEqual(endpoint);
-    expect(await h.postel.outbound.endpoints.list()).toEqual([endpoint]);
+    expect((await h.postel.outbound.endpoints.list()).items).toEqual([endpoint]);
   });
 
   test("signing.algorithm v1a generates Ed25519 keys", async () => {
@@ -64,7 +64,7 @@ describe("endpoints", () => {
     h.clock.advance("1s");
     const cleared = await endpoints.update(created.id, { maxInFlight: null });
     expect(cleared).toMatchObject({ maxInFlight: null, rateLimit: 250, updatedAt: h.clock.now() });
-    expect(await endpoints.list()).toEqual([cleared, plain]);
+    expect((await endpoints.list()).items).toEqual([cleared, plain]);
   });
 
   test.each([
@@ -153,7 +153,7 @@ describe("endpoints", () => {
       await expect(
         h.postel.outbound.endpoints.create({ url: h.receiver.url(), ...fields } as never),
       ).rejects.toMatchObject({ code: "INVALID_ENDPOINT", message: expect.stringContaining(path) });
-      expect(await h.postel.outbound.endpoints.list()).toEqual([]);
+      expect((await h.postel.outbound.endpoints.list()).items).toEqual([]);
     },
   );
 
@@ -190,7 +190,7 @@ describe("endpoints", () => {
     await expect(
       h.postel.outbound.endpoints.create({ url: base, ...fields(base) } as never),
     ).rejects.toMatchObject({ code: "INVALID_ENDPOINT", message: expect.stringContaining(says) });
-    expect(await h.postel.outbound.endpoints.list()).toEqual([]);
+    expect((await h.postel.outbound.endpoints.list()).items).toEqual([]);
   });
 
   test("accepts an endpoint at every bound", async () => {
@@ -219,7 +219,7 @@ describe("endpoints", () => {
       await expect(
         h.postel.outbound.endpoints.create({ url: h.receiver.url(), secret }),
       ).rejects.toMatchObject(failure);
-      expect(await h.postel.outbound.endpoints.list()).toEqual([]);
+      expect((await h.postel.outbound.endpoints.list()).items).toEqual([]);
       const endpoint = await h.postel.outbound.endpoints.create({ url: h.receiver.url() });
       const before = await h.postel.outbound.endpoints.secret(endpoint.id);
       await expect(h.postel.outbound.endpoints.rotateSecret(endpoint.id, { secret })).rejects.toMatchObject(

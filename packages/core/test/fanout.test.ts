@@ -61,7 +61,7 @@ describe("fan-out", () => {
         code: "INVALID_ENDPOINT",
       });
     }
-    expect(await h.postel.outbound.endpoints.list()).toEqual([]);
+    expect((await h.postel.outbound.endpoints.list()).items).toEqual([]);
   });
 
   test("sends and signs the transformed body", async () => {

@@ -51,7 +51,7 @@ describe("sendBatch()", () => {
     expect(results[1]).toEqual({ id: earlier.id, reused: true });
     expect(results[2]).toEqual({ id: results[0]!.id, reused: true });
     expect((await postel.outbound.messages.get(results[0]!.id))?.data).toBe(1);
-    expect(await postel.outbound.messages.list()).toHaveLength(2);
+    expect((await postel.outbound.messages.list()).items).toHaveLength(2);
   });
 
   test.each([
@@ -88,7 +88,7 @@ describe("sendBatch()", () => {
       expect(error.code).toBe(code);
       expect(error.code).toBe(single.code);
       expect(error.message).toBe(`${prefix}${single.message}`);
-      expect(await postel.outbound.messages.list()).toEqual([]);
+      expect((await postel.outbound.messages.list()).items).toEqual([]);
     },
   );
 
@@ -98,7 +98,7 @@ describe("sendBatch()", () => {
     const error = await refusal(postel.outbound.sendBatch(events));
     expect(error.code).toBe("BATCH_TOO_LARGE");
     expect(error.message).toContain("10000");
-    expect(await postel.outbound.messages.list()).toEqual([]);
+    expect((await postel.outbound.messages.list()).items).toEqual([]);
     expect(await postel.outbound.sendBatch(events.slice(1))).toHaveLength(SEND_BATCH_MAX_EVENTS);
   });
 
@@ -109,7 +109,7 @@ describe("sendBatch()", () => {
     const events = Array.from({ length: count }, () => ({ type: "a", data: blob }));
     const error = await refusal(postel.outbound.sendBatch(events));
     expect(error.code).toBe("BATCH_TOO_LARGE");
-    expect(await postel.outbound.messages.list()).toEqual([]);
+    expect((await postel.outbound.messages.list()).items).toEqual([]);
     expect(await postel.outbound.sendBatch(events.slice(1))).toHaveLength(count - 1);
   });
 
@@ -135,9 +135,9 @@ describe("sendBatch()", () => {
         throw new Error("business write failed");
       }),
     ).rejects.toThrow("business write failed");
-    expect(await postel.outbound.messages.list()).toEqual([]);
+    expect((await postel.outbound.messages.list()).items).toEqual([]);
     const results = await storage.transaction((tx) => postel.outbound.sendBatch([good(3), good(4)], { tx }));
-    expect(await postel.outbound.messages.list()).toHaveLength(2);
+    expect((await postel.outbound.messages.list()).items).toHaveLength(2);
     expect(results.every((r) => !r.reused)).toBe(true);
   });
 

@@ -31,7 +31,7 @@ describe("send()", () => {
     const first = await postel.outbound.send({ type: "a", data: 1, idempotencyKey: "k1" });
     const second = await postel.outbound.send({ type: "a", data: 2, idempotencyKey: "k1" });
     expect(second).toEqual({ id: first.id, reused: true });
-    expect(await postel.outbound.messages.list()).toHaveLength(1);
+    expect((await postel.outbound.messages.list()).items).toHaveLength(1);
   });
 
   test.each([
@@ -46,7 +46,7 @@ describe("send()", () => {
   ])("rejects %s with a coded error and writes nothing", async (_name, event, code) => {
     const { postel } = await harness();
     await expectCode(postel.outbound.send(event as never), code);
-    expect(await postel.outbound.messages.list()).toHaveLength(0);
+    expect((await postel.outbound.messages.list()).items).toHaveLength(0);
   });
 
   test.each([
@@ -156,7 +156,7 @@ describe("the wire format", () => {
       postel.outbound.endpoints.create({ url: receiver.url(), headers: { "content-type": "text/plain" } }),
       "INVALID_ENDPOINT",
     );
-    expect(await postel.outbound.endpoints.list()).toHaveLength(0);
+    expect((await postel.outbound.endpoints.list()).items).toHaveLength(0);
   });
 
   test("signs with both secrets during a rotation, then only the new one after the overlap", async () => {

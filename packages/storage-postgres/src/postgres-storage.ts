@@ -21,7 +21,9 @@ import { createEnqueueBatcher } from "./queries/enqueue-batch.js";
 import { enqueueMany } from "./queries/enqueue-many.js";
 import { ClaimFloor } from "./internal/claim-floor.js";
 import * as fanout from "./queries/fanout.js";
+import { recentAttempts } from "./queries/recent-attempts.js";
 import { recordOutcomes } from "./queries/record-outcomes.js";
+import { stats } from "./queries/stats.js";
 import * as replay from "./queries/replay.js";
 
 /** Options of `PostgresStorage` beyond the connection. */
@@ -177,6 +179,8 @@ export function PostgresStorage(
     listDeliveries: (messageId) => run(() => audit.listDeliveries(sql, messageId)),
     listAttempts: (messageId) => run(() => audit.listAttempts(sql, messageId)),
     listDeadLetters: (query) => run(() => audit.listDeadLetters(sql, query)),
+    recentAttempts: (query) => run(() => recentAttempts(sql, query)),
+    stats: (query) => run(() => stats(sql, query)),
     countDeliveries: (endpointId) => run(() => audit.countDeliveries(sql, endpointId)),
 
     findReplayable: (selector, limit) => run(() => replay.findReplayable(sql, selector, limit)),

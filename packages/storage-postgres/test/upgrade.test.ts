@@ -87,7 +87,7 @@ test(`a database holding a working outbox at ${FROM} upgrades and keeps working`
   });
   try {
     const { endpoints, messages } = postel.outbound;
-    const all = await endpoints.list();
+    const all = (await endpoints.list()).items;
     expect(all).toHaveLength(before["endpoints"]);
     for (const endpoint of all) {
       expect(await endpoints.secret(endpoint.id)).toMatch(/^whsec_/);

@@ -1,10 +1,13 @@
-import type {
-  AttemptRecord,
-  DeliveryRecord,
-  DeliveryStatus,
-  MessageQuery,
-  MessageRecord,
-  PageRequest,
+import {
+  type AttemptRecord,
+  type DeadLetter,
+  type DeadLetterQuery,
+  type DeliveryRecord,
+  type DeliveryStatus,
+  idFloor,
+  type MessageQuery,
+  type MessageRecord,
+  type RecentAttemptsQuery,
 } from "@postel/core";
 import type { Db } from "./internal/database.js";
 import { int, str, strOrNull, toAttempt, toDelivery, toMessage } from "./internal/rows.js";
@@ -17,7 +20,7 @@ export function auditStore(db: Db) {
       return row ? toMessage(row) : null;
     },
 
-    /** Newest first by id (core's ids sort by creation time); `before` is exclusive. */
+    /** Newest first by id (core's ids sort by creation time), past the `after` id. */
     async listMessages(query: MessageQuery): Promise<MessageRecord[]> {
       const rows = await db.read({
         sql: `SELECT * FROM postel_messages
@@ -26,7 +29,7 @@ export function auditStore(db: Db) {
             AND (:tenantId IS NULL OR tenant_id = :tenantId)
             AND (:since IS NULL OR created_at >= :since)
             AND (:until IS NULL OR created_at < :until)
-            AND (:before IS NULL OR id < :before)
+            AND (:after IS NULL OR id < :after)
           ORDER BY id DESC LIMIT :limit`,
         args: {
           status: query.status ?? null,
@@ -34,7 +37,7 @@ export function auditStore(db: Db) {
           tenantId: query.tenantId ?? null,
           since: query.since ?? null,
           until: query.until ?? null,
-          before: query.before ?? null,
+          after: query.after ?? null,
           limit: Math.max(0, query.limit),
         },
       });
@@ -59,36 +62,52 @@ export function auditStore(db: Db) {
       return rows.map(toAttempt);
     },
 
-    /** Read from the `postel_dead_letter` view, newest delivery id first; `before` is exclusive. */
-    async listDeadLetters(
-      query: PageRequest & { endpointId?: string | undefined },
-    ): Promise<DeliveryRecord[]> {
+    /**
+     * Read from the `postel_dead_letter` view, newest delivery id first, past the `after` id: its
+     * partial index postel_deliveries_dead_letter is walked backwards, a page reads about `limit` rows.
+     */
+    async listDeadLetters(query: DeadLetterQuery): Promise<DeadLetter[]> {
       const rows = await db.read({
         sql: `SELECT * FROM postel_dead_letter
-          WHERE (:endpointId IS NULL OR endpoint_id = :endpointId) AND (:before IS NULL OR delivery_id < :before)
+          WHERE (:endpointId IS NULL OR endpoint_id = :endpointId)
+            AND (:since IS NULL OR dead_lettered_at >= :since)
+            AND (:until IS NULL OR dead_lettered_at < :until)
+            AND (:after IS NULL OR delivery_id < :after)
           ORDER BY delivery_id DESC LIMIT :limit`,
         args: {
           endpointId: query.endpointId ?? null,
-          before: query.before ?? null,
+          since: query.since ?? null,
+          until: query.until ?? null,
+          after: query.after ?? null,
           limit: Math.max(0, query.limit),
         },
       });
-      // A dead-lettered delivery is terminal, so recordOutcomes has already cleared its lease.
       return rows.map((row) => ({
-        id: str(row, "delivery_id"),
+        deliveryId: str(row, "delivery_id"),
         messageId: str(row, "message_id"),
         endpointId: str(row, "endpoint_id"),
         webhookId: str(row, "webhook_id"),
-        createdAt: int(row, "delivery_created_at"),
-        status: "dead-lettered",
-        retriesUsed: int(row, "retries_used"),
+        type: str(row, "type"),
+        tenantId: strOrNull(row, "tenant_id"),
         attemptsMade: int(row, "attempts_made"),
-        nextAttemptAt: int(row, "next_attempt_at"),
-        leaseToken: null,
-        leaseOwner: null,
         lastError: strOrNull(row, "last_error"),
-        updatedAt: int(row, "dead_lettered_at"),
+        createdAt: int(row, "message_created_at"),
+        deadLetteredAt: int(row, "dead_lettered_at"),
       }));
+    },
+
+    /**
+     * Every attempt is a row of postel_attempts, which has no index on `started_at` (none is added: it
+     * would be written on every attempt). Attempt ids are made after the attempt started, so
+     * `id >= idFloor(since)` is a primary-key range over the attempts recorded since about `since`.
+     */
+    async recentAttempts(query: RecentAttemptsQuery): Promise<AttemptRecord[]> {
+      const rows = await db.read({
+        sql: `SELECT * FROM postel_attempts WHERE id >= :floor AND started_at >= :since
+          ORDER BY started_at, id LIMIT :limit`,
+        args: { floor: idFloor("att", query.since), since: query.since, limit: Math.max(0, query.limit) },
+      });
+      return rows.map(toAttempt);
     },
 
     async countDeliveries(endpointId?: string): Promise<Partial<Record<DeliveryStatus, number>>> {

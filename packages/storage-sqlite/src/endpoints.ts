@@ -97,12 +97,12 @@ export function endpointStore(db: Db) {
         sql: `${SELECT_ENDPOINTS}
           AND (:tenantId IS NULL OR e.tenant_id = :tenantId)
           AND (:state IS NULL OR e.state = :state)
-          AND (:before IS NULL OR e.id > :before)
+          AND (:after IS NULL OR e.id > :after)
           ORDER BY e.id LIMIT :limit`,
         args: {
           tenantId: query.tenantId ?? null,
           state: query.state ?? null,
-          before: query.before ?? null,
+          after: query.after ?? null,
           limit: Math.max(0, query.limit),
         },
       });

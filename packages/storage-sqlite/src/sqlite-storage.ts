@@ -1,6 +1,7 @@
 import type { Client } from "@libsql/client";
 import type { Storage } from "@postel/core";
 import { auditStore } from "./audit.js";
+import { statsStore } from "./stats.js";
 import { deliveryQueue } from "./delivery-queue.js";
 import { endpointStore } from "./endpoints.js";
 import { assertConnection, openConnection, type SqliteConnection } from "./internal/connection.js";
@@ -61,6 +62,7 @@ export function SqliteStorage(
     ...deliveryQueue(db),
     ...endpointStore(db),
     ...auditStore(db),
+    ...statsStore(db),
     ...replayStore(db),
     migrate: lifecycle.migrate,
     close: lifecycle.close,

@@ -1,4 +1,5 @@
 import { generateKeyPair, generateSecret } from "@postel/signing";
+import * as v from "valibot";
 import type { Clock } from "../clock.js";
 import type { OutboundConfig } from "../config.js";
 import { type Duration, toMs } from "../duration.js";
@@ -8,18 +9,39 @@ import type { IdGenerator } from "../ids.js";
 import type { EndpointRecord, EndpointState } from "../storage/records.js";
 import { parseEndpointInput } from "./endpoint-input.js";
 import { isLookupId } from "./lookup-id.js";
+import {
+  cursorSchema,
+  decodeCursor,
+  filterTextSchema,
+  limitSchema,
+  type Page,
+  parseOptions,
+  toPage,
+} from "./page.js";
 import { quote } from "./quote.js";
 import type { CreateEndpointInput, Endpoint, UpdateEndpointInput } from "./types.js";
 
-/** Filters of `endpoints.list`. */
+/** Filters of `endpoints.list`. Oldest first. */
 export interface ListEndpointsOptions {
   tenantId?: string;
   state?: EndpointState;
-  /** Page size, default 100. */
+  /** Page size: 1 to 1000, default 100. */
   limit?: number;
-  /** Cursor: the id of the last endpoint of the previous page. */
-  after?: string;
+  /** The `nextCursor` of the previous page; omit for the first page. */
+  cursor?: string | undefined;
 }
+
+const ListEndpointsSchema = v.strictObject({
+  tenantId: v.optional(filterTextSchema),
+  state: v.optional(
+    v.picklist(
+      ["active", "circuit-open", "disabled"],
+      'state must be "active", "circuit-open" or "disabled"',
+    ),
+  ),
+  limit: limitSchema,
+  cursor: cursorSchema,
+});
 
 /** `postel.outbound.endpoints`: where webhooks go, and their state machine. */
 export interface EndpointsApi {
@@ -27,7 +49,11 @@ export interface EndpointsApi {
   create(input: CreateEndpointInput): Promise<Endpoint>;
   /** The endpoint, or null when there is none with this id. */
   get(id: string): Promise<Endpoint | null>;
-  list(options?: ListEndpointsOptions): Promise<Endpoint[]>;
+  /**
+   * Live endpoints, oldest first, one page at a time: pass `nextCursor` back as `cursor` for the next
+   * page (keyset on the id: endpoints created meanwhile never shift the pages).
+   */
+  list(options?: ListEndpointsOptions): Promise<Page<Endpoint>>;
   update(id: string, input: UpdateEndpointInput): Promise<Endpoint>;
   /** Deletes the endpoint; its pending deliveries are cancelled (history stays). */
   delete(id: string): Promise<void>;
@@ -121,14 +147,11 @@ export function createEndpointsApi({ config, clock, newId, changed }: EndpointsD
       const endpoint = isLookupId(id) ? await storage.getEndpoint(id) : null;
       return endpoint ? publicEndpoint(endpoint) : null;
     },
-    async list(options = {}) {
-      const rows = await storage.listEndpoints({
-        limit: options.limit ?? 100,
-        before: options.after,
-        tenantId: options.tenantId,
-        state: options.state,
-      });
-      return rows.map(publicEndpoint);
+    async list(options) {
+      const { cursor, limit, ...filters } = parseOptions(ListEndpointsSchema, options, "endpoints.list()");
+      const after = decodeCursor(cursor, "endpoints", "endpoints.list()");
+      const rows = await storage.listEndpoints({ ...filters, limit: limit + 1, after });
+      return toPage(rows, limit, "endpoints", (row) => row.id, publicEndpoint);
     },
     async update(id, input) {
       const { fields } = parseEndpointInput(input, config, "update");

@@ -1,7 +1,18 @@
+import * as v from "valibot";
 import type { OutboundConfig } from "../config.js";
 import { NotFoundError } from "../errors.js";
 import type { AttemptRecord, DeliveryRecord, MessageRecord, MessageStatus } from "../storage/records.js";
 import { isLookupId } from "./lookup-id.js";
+import {
+  cursorSchema,
+  decodeCursor,
+  filterTextSchema,
+  limitSchema,
+  type Page,
+  parseOptions,
+  timeSchema,
+  toPage,
+} from "./page.js";
 import { quote } from "./quote.js";
 import type { Message } from "./types.js";
 
@@ -10,19 +21,48 @@ export interface ListMessagesOptions {
   status?: MessageStatus;
   type?: string;
   tenantId?: string;
+  /** Messages created at or after this time. */
   since?: Date | number;
+  /** Messages created before this time. */
   until?: Date | number;
-  /** Page size, default 100. */
+  /** Page size: 1 to 1000, default 100. */
   limit?: number;
-  /** Cursor: the id of the last message of the previous page. */
-  before?: string;
+  /** The `nextCursor` of the previous page; omit for the first page. */
+  cursor?: string | undefined;
 }
+
+const ListMessagesSchema = v.strictObject({
+  status: v.optional(
+    v.picklist(
+      ["pending", "dispatched", "dead-lettered", "expired"],
+      'status must be "pending", "dispatched", "dead-lettered" or "expired"',
+    ),
+  ),
+  type: v.optional(filterTextSchema),
+  tenantId: v.optional(filterTextSchema),
+  since: v.optional(timeSchema),
+  until: v.optional(timeSchema),
+  limit: limitSchema,
+  cursor: cursorSchema,
+});
 
 /** `postel.outbound.messages`: the outbox and its audit trail. */
 export interface MessagesApi {
   /** The message, or null. */
   get(id: string): Promise<Message | null>;
-  list(options?: ListMessagesOptions): Promise<Message[]>;
+  /**
+   * Messages, newest first, one page at a time: pass `nextCursor` back as `cursor` for the next page.
+   * Paging is keyset on the id, so messages sent meanwhile never shift the pages (none is skipped or
+   * repeated). Bad options throw `InvalidInputError` (`INVALID_ARGUMENT`, or `INVALID_CURSOR`).
+   * @example
+   * let cursor: string | undefined;
+   * do {
+   *   const page = await postel.outbound.messages.list({ status: "dead-lettered", cursor });
+   *   for (const message of page.items) console.log(message.id, message.type);
+   *   cursor = page.nextCursor ?? undefined;
+   * } while (cursor);
+   */
+  list(options?: ListMessagesOptions): Promise<Page<Message>>;
   /** Every delivery (one per endpoint it fanned out to) with its retry state. */
   deliveries(id: string): Promise<DeliveryRecord[]>;
   /** The full audit trail: every attempt of every delivery, with status, latency, error and response snippet. */
@@ -34,8 +74,6 @@ export function toMessage(record: MessageRecord): Message {
   const { payload, ...rest } = record;
   return { ...rest, data: JSON.parse(payload) };
 }
-
-const time = (t: Date | number | undefined) => (t instanceof Date ? t.getTime() : t);
 
 /** Builds `postel.outbound.messages`. */
 export function createMessagesApi(config: OutboundConfig): MessagesApi {
@@ -53,17 +91,11 @@ export function createMessagesApi(config: OutboundConfig): MessagesApi {
       const record = isLookupId(id) ? await storage.getMessage(id) : null;
       return record ? toMessage(record) : null;
     },
-    async list(options = {}) {
-      const rows = await storage.listMessages({
-        limit: options.limit ?? 100,
-        before: options.before,
-        status: options.status,
-        type: options.type,
-        tenantId: options.tenantId,
-        since: time(options.since),
-        until: time(options.until),
-      });
-      return rows.map(toMessage);
+    async list(options) {
+      const { cursor, limit, ...filters } = parseOptions(ListMessagesSchema, options, "messages.list()");
+      const after = decodeCursor(cursor, "messages", "messages.list()");
+      const rows = await storage.listMessages({ ...filters, limit: limit + 1, after });
+      return toPage(rows, limit, "messages", (row) => row.id, toMessage);
     },
     async deliveries(id) {
       await mustExist(id);

@@ -23,6 +23,18 @@ export interface ReplayOptions {
   status?: DeliveryStatus[];
   /** At most this many deliveries. Default 10,000. */
   limit?: number;
+  /**
+   * Called after each chunk of up to 1,000 deliveries is re-enqueued (and once with `total: 0` when
+   * nothing matched), for progress on long replays. Each chunk commits on its own, so workers start
+   * on the first while the rest are reset.
+   */
+  onProgress?: (progress: ReplayProgress) => void;
+}
+
+/** Progress of a `replay`: deliveries re-enqueued so far, out of `total` selected. */
+export interface ReplayProgress {
+  replayed: number;
+  total: number;
 }
 
 /** One delivery `replay` put back in the queue. */
@@ -34,6 +46,8 @@ export interface ReplayedDelivery {
 }
 
 const PAGE = 500;
+/** Deliveries reset per `resetDeliveries` call (one transaction each). */
+const RESET_CHUNK = 1_000;
 
 /**
  * Re-enqueues terminal deliveries (`succeeded`, `failed`, `dead-lettered`, `expired`) and moves their
@@ -48,6 +62,13 @@ export async function replay(
   const freshWebhookId = options.freshWebhookId ?? selection.freshWebhookId ?? false;
   const statuses = options.status ?? selection.status;
   const limit = options.limit ?? selection.limit ?? 10_000;
+  const onProgress = options.onProgress ?? selection.onProgress;
+  if (onProgress !== undefined && typeof onProgress !== "function") {
+    throw new InvalidInputError(
+      "INVALID_ARGUMENT",
+      "replay onProgress must be a function ({ replayed, total }) => void.",
+    );
+  }
   let candidates: DeliveryRecord[];
   if ("messageId" in selection || "messageIds" in selection) {
     const ids = "messageId" in selection ? [selection.messageId] : selection.messageIds;
@@ -86,8 +107,14 @@ export async function replay(
     deliveryId: d.id,
     webhookId: freshWebhookId ? deps.newId("msg") : d.webhookId,
   }));
-  const reset = new Set(await storage.resetDeliveries(resets, deps.clock.now()));
-  if (reset.size > 0) deps.wake();
+  const reset = new Set<string>();
+  for (let start = 0; start < resets.length || start === 0; start += RESET_CHUNK) {
+    const chunk = resets.slice(start, start + RESET_CHUNK);
+    const done = chunk.length === 0 ? [] : await storage.resetDeliveries(chunk, deps.clock.now());
+    for (const id of done) reset.add(id);
+    if (done.length > 0) deps.wake();
+    onProgress?.({ replayed: reset.size, total: resets.length });
+  }
   return chosen
     .map((d, i) => ({
       messageId: d.messageId,
@@ -104,16 +131,16 @@ async function byPredicate(
   limit: number,
 ): Promise<DeliveryRecord[]> {
   const found: DeliveryRecord[] = [];
-  let before: string | undefined;
+  let after: string | undefined;
   const since = selection.since === undefined ? undefined : toTime(selection.since, "since");
   const until = selection.until === undefined ? undefined : toTime(selection.until, "until");
   while (found.length < limit) {
-    const page = await config.storage.listMessages({ limit: PAGE, before, since, until });
+    const page = await config.storage.listMessages({ limit: PAGE, after, since, until });
     if (page.length === 0) break;
     const ids = page.filter((record) => selection.filter(toMessage(record))).map((record) => record.id);
     if (ids.length > 0)
       found.push(...(await config.storage.findReplayable({ messageIds: ids }, limit - found.length)));
-    before = page[page.length - 1]!.id;
+    after = page[page.length - 1]!.id;
     if (page.length < PAGE) break;
   }
   return found;

@@ -4,6 +4,7 @@ import { MemoryEndpoints } from "./in-memory/endpoints.js";
 import { type InMemoryTransaction, MemoryOutbox } from "./in-memory/outbox.js";
 import { MemoryReplay } from "./in-memory/replay.js";
 import { MemoryState } from "./in-memory/state.js";
+import { memoryStats } from "./in-memory/stats.js";
 import type { Storage } from "./storage.js";
 
 export type { InMemoryTransaction } from "./in-memory/outbox.js";
@@ -77,6 +78,8 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
     listDeliveries: (messageId) => audit.listDeliveries(messageId),
     listAttempts: (messageId) => audit.listAttempts(messageId),
     listDeadLetters: (query) => audit.listDeadLetters(query),
+    recentAttempts: (query) => audit.recentAttempts(query),
+    stats: async (query) => memoryStats(state, query),
     countDeliveries: (endpointId) => audit.countDeliveries(endpointId),
     findReplayable: (selector, limit) => replay.findReplayable(selector, limit),
     resetDeliveries: (resets, now) => replay.resetDeliveries(resets, now),

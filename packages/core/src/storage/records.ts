@@ -125,6 +125,28 @@ export interface ClaimedDelivery {
   direct?: boolean;
 }
 
+/**
+ * A dead-lettered delivery (a row of the `dead_letter` view) with what an operator needs to decide on
+ * a replay.
+ */
+export interface DeadLetter {
+  deliveryId: string;
+  messageId: string;
+  endpointId: string;
+  /** The `webhook-id` its receiver saw (a replay keeps it unless `freshWebhookId`). */
+  webhookId: string;
+  /** The message's event type. */
+  type: string;
+  /** The message's tenant. */
+  tenantId: string | null;
+  attemptsMade: number;
+  lastError: string | null;
+  /** When the message was created. */
+  createdAt: number;
+  /** When the delivery was dead-lettered (its `updatedAt`). */
+  deadLetteredAt: number;
+}
+
 /** Outcome class of one HTTP attempt. */
 export type AttemptOutcome = "success" | "retryable" | "permanent";
 

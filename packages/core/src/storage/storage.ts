@@ -1,6 +1,7 @@
 import type {
   AttemptRecord,
   ClaimedDelivery,
+  DeadLetter,
   ClaimedMessage,
   DeliveryRecord,
   DeliveryStatus,
@@ -160,13 +161,18 @@ export interface EnqueueOptions<Tx> {
   tx?: Tx | undefined;
 }
 
-/** Page through a listing; `before` is an exclusive cursor (the id of the last row of the previous page). */
+/**
+ * One page of a storage listing: at most `limit` rows that come after `after` in the listing's own
+ * order. Keyset paging on the unique id, so rows inserted between two pages never shift the rows
+ * already listed (none is skipped or repeated).
+ */
 export interface PageRequest {
   limit: number;
-  before?: string | undefined;
+  /** The id of the last row of the previous page (exclusive); absent for the first page. */
+  after?: string | undefined;
 }
 
-/** Filter for `listMessages`. Newest first. */
+/** Filter for `listMessages`. Newest first (by id), so `after` selects the messages with smaller ids. */
 export interface MessageQuery extends PageRequest {
   status?: MessageStatus | undefined;
   type?: string | undefined;
@@ -177,13 +183,106 @@ export interface MessageQuery extends PageRequest {
   until?: number | undefined;
 }
 
-/**
- * Filter for `listEndpoints`. Oldest first; since the order is ascending, `before` (the id of the last
- * row of the previous page) selects the rows *after* that id.
- */
+/** Filter for `listEndpoints`. Oldest first (by id), so `after` selects the endpoints with larger ids. */
 export interface EndpointQuery extends PageRequest {
   tenantId?: string | undefined;
   state?: EndpointState | undefined;
+}
+
+/**
+ * Filter for `listDeadLetters`. Newest first by delivery id (ids sort by creation time), so `after`
+ * (a delivery id) selects the dead letters with smaller ids.
+ */
+export interface DeadLetterQuery extends PageRequest {
+  endpointId?: string | undefined;
+  /** deadLetteredAt >= since */
+  since?: number | undefined;
+  /** deadLetteredAt < until */
+  until?: number | undefined;
+}
+
+/** What `recentAttempts` returns: attempts that started at or after `since`, oldest first, at most `limit`. */
+export interface RecentAttemptsQuery {
+  since: number;
+  limit: number;
+}
+
+/** What `stats` counts: the queue as it stands at `now`, and health buckets starting at or after `since`. */
+export interface StatsQuery {
+  now: number;
+  since: number;
+}
+
+/** One endpoint's work, by state, at the time of a `stats` call. */
+export interface DeliveryCounts {
+  /** `pending`, due at or before `now`, not under a live lease (an expired lease is due). */
+  due: number;
+  /** `pending` under a live lease (`leaseToken` set, lease expiry after `now`). */
+  inFlight: number;
+  /** `pending`, not leased, due after `now` (retries and deferrals waiting). */
+  scheduled: number;
+  /** `held` (its endpoint is disabled). */
+  held: number;
+  /** `dead-lettered`. */
+  deadLetters: number;
+}
+
+/** One live endpoint in `StorageStats`. */
+export interface EndpointStatsRow extends DeliveryCounts {
+  id: string;
+  url: string;
+  description: string | null;
+  state: EndpointState;
+  circuitOpenUntil: number | null;
+  /** Attempts and failures in its health buckets starting at or after the query's `since`. */
+  attempts: number;
+  failures: number;
+}
+
+/** Result of `stats`: the whole queue, and every live endpoint (oldest first). */
+export interface StorageStats {
+  /** Every delivery, whatever its endpoint (a deleted endpoint's dead letters included). */
+  totals: DeliveryCounts & {
+    /** `nextAttemptAt` of the oldest due delivery; null when none is due. */
+    oldestDueAt: number | null;
+  };
+  /** Messages not fanned out yet (`pending`, no deliveries created). */
+  unfanned: number;
+  endpoints: EndpointStatsRow[];
+}
+
+/** One endpoint's counts as a storage reads them for `stats`: every endpoint, deleted ones flagged. */
+export interface EndpointStatsSource extends EndpointStatsRow {
+  /** False for a deleted endpoint: counted in the totals, not listed. */
+  live: boolean;
+  /** `nextAttemptAt` of its oldest due delivery; null when none is due. */
+  oldestDueAt: number | null;
+}
+
+/**
+ * For `Storage` implementations that count per endpoint: the `StorageStats` of every endpoint's
+ * counts (deleted ones included, so their dead letters reach the totals) and the un-fanned messages.
+ */
+export function statsOfEndpoints(endpoints: readonly EndpointStatsSource[], unfanned: number): StorageStats {
+  const totals: StorageStats["totals"] = {
+    due: 0,
+    inFlight: 0,
+    scheduled: 0,
+    held: 0,
+    deadLetters: 0,
+    oldestDueAt: null,
+  };
+  const live: EndpointStatsRow[] = [];
+  for (const { live: isLive, oldestDueAt, ...row } of endpoints) {
+    totals.due += row.due;
+    totals.inFlight += row.inFlight;
+    totals.scheduled += row.scheduled;
+    totals.held += row.held;
+    totals.deadLetters += row.deadLetters;
+    if (oldestDueAt !== null) totals.oldestDueAt = Math.min(totals.oldestDueAt ?? oldestDueAt, oldestDueAt);
+    if (isLive) live.push(row);
+  }
+  return { totals, unfanned, endpoints: live };
 }
 
 /** Which terminal deliveries `findReplayable` selects. */
@@ -315,7 +414,11 @@ export interface EndpointStore {
   endpointHealth(id: string, since: number): Promise<HealthStats>;
 }
 
-/** Reads for the audit trail, dashboards and replay. */
+/**
+ * Reads for the audit trail, dashboards and replay. Everything an operator reads often (`stats`,
+ * `listDeadLetters`, `recentAttempts`, every first page) must cost what the live work and the rows
+ * returned cost, never what the whole history costs: tables hold millions of finished rows.
+ */
 export interface AuditStore {
   getMessage(id: string): Promise<MessageRecord | null>;
   listMessages(query: MessageQuery): Promise<MessageRecord[]>;
@@ -323,9 +426,28 @@ export interface AuditStore {
   listDeliveries(messageId: string): Promise<DeliveryRecord[]>;
   /** Every attempt of a message (all its deliveries), in order of `startedAt`, then `attemptNumber`. */
   listAttempts(messageId: string): Promise<AttemptRecord[]>;
-  /** Dead-lettered deliveries (the `dead_letter` view), newest first, optionally for one endpoint. */
-  listDeadLetters(query: PageRequest & { endpointId?: string | undefined }): Promise<DeliveryRecord[]>;
-  /** How many deliveries are in each status, optionally for one endpoint (dashboards, tests). */
+  /**
+   * Dead-lettered deliveries (the `dead_letter` view) with their message's type and tenant, newest
+   * first by delivery id, optionally for one endpoint (deleted ones included) and a range of
+   * `deadLetteredAt` (the delivery's `updatedAt`).
+   */
+  listDeadLetters(query: DeadLetterQuery): Promise<DeadLetter[]>;
+  /**
+   * Attempts (of every delivery) that started at or after `since`, oldest first (by `startedAt`, then
+   * id), at most `limit`. Its cost may grow with the attempts made since `since` and the live work,
+   * never with older history. Storages may rely on two facts core guarantees: an attempt's id is a
+   * time-sortable id made after the attempt started (`idFloor("att", since)` is a lower bound of the
+   * ids of every attempt that started at or after `since`), and a delivery's `nextAttemptAt` is never
+   * earlier than the start of any attempt it has made (it becomes a lease expiry, a retry time or the
+   * time of a reset, all later), unless a worker made an attempt after its lease had expired.
+   */
+  recentAttempts(query: RecentAttemptsQuery): Promise<AttemptRecord[]>;
+  /** The queue by state, per endpoint and in total, and each endpoint's health since `query.since`. */
+  stats(query: StatsQuery): Promise<StorageStats>;
+  /**
+   * How many deliveries are in each status, optionally for one endpoint. Counts every row of history:
+   * for tests and small tools; dashboards use `stats`.
+   */
   countDeliveries(endpointId?: string): Promise<Partial<Record<DeliveryStatus, number>>>;
 }
 

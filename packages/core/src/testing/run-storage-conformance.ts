@@ -11,6 +11,7 @@ import { fanoutTests } from "./conformance/fanout.js";
 import { healthTests } from "./conformance/health.js";
 import { historyTests } from "./conformance/history.js";
 import { limitTests } from "./conformance/limits.js";
+import { operationsTests } from "./conformance/operations.js";
 import { outboxTests } from "./conformance/outbox.js";
 import { outcomeTests } from "./conformance/outcomes.js";
 import { replayTests } from "./conformance/replay.js";
@@ -108,5 +109,6 @@ export function runStorageConformance<S extends Storage<never>>(options: Storage
     auditTests(context);
     replayTests(context);
     historyTests(context);
+    operationsTests(context);
   });
 }

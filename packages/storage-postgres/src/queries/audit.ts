@@ -1,14 +1,16 @@
 import type {
   AttemptRecord,
+  DeadLetter,
+  DeadLetterQuery,
   DeliveryRecord,
   DeliveryStatus,
   MessageQuery,
   MessageRecord,
-  PageRequest,
 } from "@postel/core";
 import type { Sql } from "postgres";
 import {
   DELIVERY_COLUMNS,
+  epochMs,
   MESSAGE_COLUMNS,
   type RawRow,
   toAttempt,
@@ -23,10 +25,10 @@ export async function getMessage(sql: Sql, id: string): Promise<MessageRecord | 
   return rows[0] ? toMessage(rows[0]) : null;
 }
 
-/** Messages newest first (ids sort by creation time), filtered, after the `before` cursor (only the filters given reach the SQL). */
-export async function listMessages(sql: Sql, query: MessageQuery): Promise<MessageRecord[]> {
+/** The statement of `listMessages` (exported for the plan tests). */
+export function listMessagesStatement(sql: Sql, query: MessageQuery) {
   const empty = sql``;
-  const rows = await sql<RawRow[]>`
+  return sql<RawRow[]>`
     SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM postel.messages m
     WHERE true
       ${query.status !== undefined ? sql`AND m.status = ${query.status}` : empty}
@@ -34,10 +36,14 @@ export async function listMessages(sql: Sql, query: MessageQuery): Promise<Messa
       ${query.tenantId !== undefined ? sql`AND m.tenant_id = ${query.tenantId}` : empty}
       ${query.since !== undefined ? sql`AND m.created_at >= ${query.since}::bigint` : empty}
       ${query.until !== undefined ? sql`AND m.created_at < ${query.until}::bigint` : empty}
-      ${query.before !== undefined ? sql`AND m.id < ${query.before}` : empty}
+      ${query.after !== undefined ? sql`AND m.id < ${query.after}` : empty}
     ORDER BY m.id DESC
     LIMIT ${query.limit}`;
-  return rows.map((row) => toMessage(row));
+}
+
+/** Messages newest first (ids sort by creation time), filtered, past the `after` id (only the filters given reach the SQL). */
+export async function listMessages(sql: Sql, query: MessageQuery): Promise<MessageRecord[]> {
+  return (await listMessagesStatement(sql, query)).map((row) => toMessage(row));
 }
 
 /** Every delivery of a message, oldest first. */
@@ -56,23 +62,53 @@ export async function listAttempts(sql: Sql, messageId: string): Promise<Attempt
   return rows.map(toAttempt);
 }
 
-/** Dead-lettered deliveries, newest first (by id, which sorts by creation time), after the `before` cursor. */
-export async function listDeadLetters(
-  sql: Sql,
-  query: PageRequest & { endpointId?: string | undefined },
-): Promise<DeliveryRecord[]> {
+/**
+ * The statement of `listDeadLetters` (exported for the plan tests): the rows of the seeds'
+ * `dead_letter` view, read so that the plan stays flat whatever the history. The page of deliveries
+ * comes first, walking deliveries_dead_lettered_idx backwards (about `limit` dead letters read when
+ * unfiltered); only then is each one's message looked up by primary key (a join over the view let the
+ * planner hash a scan of every message).
+ */
+export function listDeadLettersStatement(sql: Sql, query: DeadLetterQuery) {
   const empty = sql``;
-  const rows = await sql<RawRow[]>`
-    SELECT ${sql.unsafe(DELIVERY_COLUMNS)} FROM postel.deliveries d
-    WHERE d.status = 'dead-lettered'
-      ${query.endpointId !== undefined ? sql`AND d.endpoint_id = ${query.endpointId}` : empty}
-      ${query.before !== undefined ? sql`AND d.id < ${query.before}` : empty}
-    ORDER BY d.id DESC
-    LIMIT ${query.limit}`;
-  return rows.map(toDelivery);
+  return sql<RawRow[]>`
+    SELECT d.id AS delivery_id, d.message_id, d.endpoint_id, d.webhook_id, m.type AS event_type, m.tenant_id,
+      d.attempts_made, d.last_error, m.created_at AS message_created_at, d.updated_at AS dead_lettered_at
+    FROM (
+      SELECT d.id, d.message_id, d.endpoint_id, d.webhook_id, d.attempts_made, d.last_error, d.updated_at
+      FROM postel.deliveries d
+      WHERE d.status = 'dead-lettered'
+        ${query.endpointId !== undefined ? sql`AND d.endpoint_id = ${query.endpointId}` : empty}
+        ${query.since !== undefined ? sql`AND d.updated_at >= ${epochMs(query.since)}::bigint` : empty}
+        ${query.until !== undefined ? sql`AND d.updated_at < ${epochMs(query.until)}::bigint` : empty}
+        ${query.after !== undefined ? sql`AND d.id < ${query.after}` : empty}
+      ORDER BY d.id DESC
+      LIMIT ${query.limit}
+    ) d
+    CROSS JOIN LATERAL (
+      SELECT m.type, m.tenant_id, m.created_at FROM postel.messages m WHERE m.id = d.message_id OFFSET 0
+    ) m
+    ORDER BY d.id DESC`;
 }
 
-/** How many deliveries are in each status, optionally for one endpoint. */
+/** Dead-lettered deliveries with their message's type and tenant, newest delivery first, past the `after` id. */
+export async function listDeadLetters(sql: Sql, query: DeadLetterQuery): Promise<DeadLetter[]> {
+  const rows = await listDeadLettersStatement(sql, query);
+  return rows.map((row) => ({
+    deliveryId: String(row["delivery_id"]),
+    messageId: String(row["message_id"]),
+    endpointId: String(row["endpoint_id"]),
+    webhookId: String(row["webhook_id"]),
+    type: String(row["event_type"]),
+    tenantId: row["tenant_id"] === null ? null : String(row["tenant_id"]),
+    attemptsMade: Number(row["attempts_made"]),
+    lastError: row["last_error"] === null ? null : String(row["last_error"]),
+    createdAt: Number(row["message_created_at"]),
+    deadLetteredAt: Number(row["dead_lettered_at"]),
+  }));
+}
+
+/** How many deliveries are in each status, optionally for one endpoint (counts every row: for tests). */
 export async function countDeliveries(
   sql: Sql,
   endpointId: string | undefined,

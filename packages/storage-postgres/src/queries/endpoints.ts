@@ -43,7 +43,7 @@ export async function getEndpoint(sql: Sql, id: string): Promise<EndpointRecord 
   return rows[0] ? toEndpoint(rows[0]) : null;
 }
 
-/** Live endpoints, oldest first (ids sort by creation time), after the `before` cursor. */
+/** Live endpoints, oldest first (ids sort by creation time), past the `after` id. */
 export async function listEndpoints(sql: Sql, query: EndpointQuery): Promise<EndpointRecord[]> {
   const empty = sql``;
   const rows = await sql<RawRow[]>`
@@ -51,7 +51,7 @@ export async function listEndpoints(sql: Sql, query: EndpointQuery): Promise<End
     WHERE e.deleted_at IS NULL
       ${query.tenantId !== undefined ? sql`AND e.tenant_id = ${query.tenantId}` : empty}
       ${query.state !== undefined ? sql`AND e.state = ${query.state}` : empty}
-      ${query.before !== undefined ? sql`AND e.id > ${query.before}` : empty}
+      ${query.after !== undefined ? sql`AND e.id > ${query.after}` : empty}
     ORDER BY e.id
     LIMIT ${query.limit}`;
   return rows.map(toEndpoint);

@@ -1,5 +1,5 @@
-import type { AttemptRecord, DeliveryRecord, DeliveryStatus, MessageRecord } from "../records.js";
-import type { MessageQuery, PageRequest } from "../storage.js";
+import type { AttemptRecord, DeadLetter, DeliveryRecord, DeliveryStatus, MessageRecord } from "../records.js";
+import type { DeadLetterQuery, MessageQuery, RecentAttemptsQuery } from "../storage.js";
 import { compare, copy, type MemoryState } from "./state.js";
 
 /** Audit reads of `InMemoryStorage`. Reads may scan history; claims never do. */
@@ -15,7 +15,7 @@ export class MemoryAudit {
     return row ? copy(row.record) : null;
   }
 
-  /** Newest first by id (core's ids are time-sortable); `before` is exclusive. */
+  /** Newest first by id (core's ids are time-sortable), before the `after` id. */
   async listMessages(query: MessageQuery): Promise<MessageRecord[]> {
     const matches: MessageRecord[] = [];
     for (const { record } of this.#state.messages.values()) {
@@ -24,7 +24,7 @@ export class MemoryAudit {
       if (query.tenantId !== undefined && record.tenantId !== query.tenantId) continue;
       if (query.since !== undefined && record.createdAt < query.since) continue;
       if (query.until !== undefined && record.createdAt >= query.until) continue;
-      if (query.before !== undefined && compare(record.id, query.before) >= 0) continue;
+      if (query.after !== undefined && compare(record.id, query.after) >= 0) continue;
       matches.push(record);
     }
     return newestFirst(matches, query.limit);
@@ -43,16 +43,44 @@ export class MemoryAudit {
       .map(copy);
   }
 
-  /** Newest first by delivery id (time-sortable); `before` is exclusive. */
-  async listDeadLetters(query: PageRequest & { endpointId?: string | undefined }): Promise<DeliveryRecord[]> {
+  /** Newest first by delivery id (time-sortable), before the `after` id. */
+  async listDeadLetters(query: DeadLetterQuery): Promise<DeadLetter[]> {
     const matches: DeliveryRecord[] = [];
     for (const delivery of this.#state.deliveries.values()) {
       if (delivery.status !== "dead-lettered") continue;
       if (query.endpointId !== undefined && delivery.endpointId !== query.endpointId) continue;
-      if (query.before !== undefined && compare(delivery.id, query.before) >= 0) continue;
+      if (query.since !== undefined && delivery.updatedAt < query.since) continue;
+      if (query.until !== undefined && delivery.updatedAt >= query.until) continue;
+      if (query.after !== undefined && compare(delivery.id, query.after) >= 0) continue;
       matches.push(delivery);
     }
-    return newestFirst(matches, query.limit);
+    return newestFirst(matches, query.limit).map((delivery) => {
+      const message = this.#state.messages.get(delivery.messageId)!.record;
+      return {
+        deliveryId: delivery.id,
+        messageId: delivery.messageId,
+        endpointId: delivery.endpointId,
+        webhookId: delivery.webhookId,
+        type: message.type,
+        tenantId: message.tenantId,
+        attemptsMade: delivery.attemptsMade,
+        lastError: delivery.lastError,
+        createdAt: message.createdAt,
+        deadLetteredAt: delivery.updatedAt,
+      };
+    });
+  }
+
+  /** Walks every attempt: InMemoryStorage holds no more history than a process can scan. */
+  async recentAttempts(query: RecentAttemptsQuery): Promise<AttemptRecord[]> {
+    const matches: AttemptRecord[] = [];
+    for (const attempts of this.#state.attemptsByMessage.values()) {
+      for (const attempt of attempts) if (attempt.startedAt >= query.since) matches.push(attempt);
+    }
+    return matches
+      .sort((a, b) => a.startedAt - b.startedAt || compare(a.id, b.id))
+      .slice(0, Math.max(0, query.limit))
+      .map(copy);
   }
 
   async countDeliveries(endpointId?: string): Promise<Partial<Record<DeliveryStatus, number>>> {

@@ -26,14 +26,14 @@ export class MemoryEndpoints {
     return row ? copy(row.record) : null;
   }
 
-  /** Oldest first (by id, which core generates time-sortable); `before` = rows after that id. */
+  /** Oldest first (by id, which core generates time-sortable), after the `after` id. */
   async listEndpoints(query: EndpointQuery): Promise<EndpointRecord[]> {
     return this.#live()
       .filter(
         (endpoint) =>
           (query.tenantId === undefined || endpoint.tenantId === query.tenantId) &&
           (query.state === undefined || endpoint.state === query.state) &&
-          (query.before === undefined || compare(endpoint.id, query.before) > 0),
+          (query.after === undefined || compare(endpoint.id, query.after) > 0),
       )
       .slice(0, Math.max(0, query.limit))
       .map(copy);
@@ -111,13 +111,7 @@ export class MemoryEndpoints {
   }
 
   async endpointHealth(id: string, since: number): Promise<HealthStats> {
-    const stats: HealthStats = { attempts: 0, failures: 0 };
-    for (const [start, bucket] of this.#state.health.get(id) ?? []) {
-      if (start < since) continue;
-      stats.attempts += bucket.attempts;
-      stats.failures += bucket.failures;
-    }
-    return stats;
+    return this.#state.healthSince(id, since);
   }
 
   #live(): EndpointRecord[] {

@@ -97,6 +97,17 @@ export class MemoryState {
     }
   }
 
+  /** Attempts and failures in the endpoint's health buckets starting at or after `since`. */
+  healthSince(endpointId: string, since: number): HealthStats {
+    const stats: HealthStats = { attempts: 0, failures: 0 };
+    for (const [start, bucket] of this.health.get(endpointId) ?? []) {
+      if (start < since) continue;
+      stats.attempts += bucket.attempts;
+      stats.failures += bucket.failures;
+    }
+    return stats;
+  }
+
   /** Live (not deleted) endpoint row, or undefined. */
   liveEndpoint(id: string): EndpointRow | undefined {
     const row = this.endpoints.get(id);

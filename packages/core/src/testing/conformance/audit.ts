@@ -1,7 +1,17 @@
 import { expect } from "vitest";
+import type { DeadLetter } from "../../storage/records.js";
 import type { MessageQuery } from "../../storage/storage.js";
 import { type ConformanceContext, group } from "./context.js";
-import { claimAll, createEndpoints, fanOut, newMessage, settle, T0 } from "./fixtures.js";
+import {
+  attemptFor,
+  claimAll,
+  claimOne,
+  createEndpoints,
+  fanOut,
+  newMessage,
+  settle,
+  T0,
+} from "./fixtures.js";
 
 /** Audit reads: message listing, deliveries, dead letters and counts. */
 export function auditTests(context: ConformanceContext): void {
@@ -42,7 +52,7 @@ export function auditTests(context: ConformanceContext): void {
       expect(listed.map((m) => m.id)).toEqual([messages[2]!.id, messages[1]!.id]);
     });
 
-    test("listMessages pages with `limit` and an exclusive `before` cursor, also under a filter", async () => {
+    test("listMessages pages with `limit` and an exclusive `after` id (newest-first order), also under a filter", async () => {
       const storage = context.storage();
       const messages = [0, 1, 2, 3, 4].map((i) =>
         newMessage({ createdAt: T0 + i, type: i === 2 ? "other" : "order.created" }),
@@ -52,10 +62,10 @@ export function auditTests(context: ConformanceContext): void {
         (await storage.listMessages({ limit: 2, ...query })).map((m) => m.id);
       const [m0, m1, m2, m3, m4] = messages.map((m) => m.id);
       expect(await page({})).toEqual([m4, m3]);
-      expect(await page({ before: m3 })).toEqual([m2, m1]);
-      expect(await page({ before: m1 })).toEqual([m0]);
-      expect(await page({ before: m0 })).toEqual([]);
-      expect(await page({ type: "order.created", before: m3 })).toEqual([m1, m0]);
+      expect(await page({ after: m3 })).toEqual([m2, m1]);
+      expect(await page({ after: m1 })).toEqual([m0]);
+      expect(await page({ after: m0 })).toEqual([]);
+      expect(await page({ type: "order.created", after: m3 })).toEqual([m1, m0]);
     });
 
     test("listDeliveries returns a message's deliveries oldest first, and nothing for an unknown message", async () => {
@@ -78,19 +88,72 @@ export function auditTests(context: ConformanceContext): void {
       for (const delivery of deliveries)
         await settle(storage, claimed.get(delivery.id)!, { kind: "dead-lettered" }, T0 + 1);
 
+      const ids = (rows: DeadLetter[]) => rows.map((d) => d.deliveryId);
       const newestFirst = deliveries.map((d) => d.id).reverse();
-      expect((await storage.listDeadLetters({ limit: 10 })).map((d) => d.id)).toEqual(newestFirst);
+      expect(ids(await storage.listDeadLetters({ limit: 10 }))).toEqual(newestFirst);
       const onFirst = newestFirst.filter(
         (id) => deliveries.find((d) => d.id === id)!.endpointId === endpoints[0]!.id,
       );
-      expect(
-        (await storage.listDeadLetters({ limit: 10, endpointId: endpoints[0]!.id })).map((d) => d.id),
-      ).toEqual(onFirst);
+      expect(ids(await storage.listDeadLetters({ limit: 10, endpointId: endpoints[0]!.id }))).toEqual(
+        onFirst,
+      );
       const firstPage = await storage.listDeadLetters({ limit: 2 });
-      expect(firstPage.map((d) => d.id)).toEqual(newestFirst.slice(0, 2));
-      const secondPage = await storage.listDeadLetters({ limit: 2, before: firstPage[1]!.id });
-      expect(secondPage.map((d) => d.id)).toEqual(newestFirst.slice(2, 4));
-      expect(firstPage[0]).toMatchObject({ status: "dead-lettered", attemptsMade: 1 });
+      expect(ids(firstPage)).toEqual(newestFirst.slice(0, 2));
+      const secondPage = await storage.listDeadLetters({ limit: 2, after: firstPage[1]!.deliveryId });
+      expect(ids(secondPage)).toEqual(newestFirst.slice(2, 4));
+    });
+
+    test("listDeadLetters gives each dead letter its message's type, tenant and creation time, its attempts, last error and dead-lettering time", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { messages, deliveries } = await fanOut(storage, {
+        endpoints: [endpoint!],
+        messages: [{ type: "invoice.paid", tenantId: "t1", createdAt: T0 - 5_000 }],
+      });
+      const claimed = await claimOne(storage, deliveries[0]!.id, T0);
+      await storage.recordOutcomes(
+        [
+          {
+            deliveryId: claimed.delivery.id,
+            leaseToken: claimed.leaseToken,
+            transition: { kind: "dead-lettered" },
+            attempt: attemptFor(claimed, { startedAt: T0, outcome: "retryable", statusCode: 503 }),
+            lastError: "HTTP 503",
+          },
+        ],
+        T0 + 7,
+      );
+      expect(await storage.listDeadLetters({ limit: 10 })).toEqual([
+        {
+          deliveryId: deliveries[0]!.id,
+          messageId: messages[0]!.id,
+          endpointId: endpoint!.id,
+          webhookId: deliveries[0]!.webhookId,
+          type: "invoice.paid",
+          tenantId: "t1",
+          attemptsMade: 1,
+          lastError: "HTTP 503",
+          createdAt: T0 - 5_000,
+          deadLetteredAt: T0 + 7,
+        },
+      ]);
+    });
+
+    test("listDeadLetters `since` is inclusive and `until` exclusive on deadLetteredAt; a deleted endpoint's dead letters stay listed", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { deliveries } = await fanOut(storage, { endpoints: [endpoint!], messages: 4 });
+      const claimed = await claimAll(storage, T0);
+      for (const [i, delivery] of deliveries.entries())
+        await settle(storage, claimed.get(delivery.id)!, { kind: "dead-lettered" }, T0 + i * 1_000);
+      await storage.deleteEndpoint(endpoint!.id, T0 + 10_000);
+      const listed = await storage.listDeadLetters({
+        limit: 10,
+        endpointId: endpoint!.id,
+        since: T0 + 1_000,
+        until: T0 + 3_000,
+      });
+      expect(listed.map((d) => d.deliveryId)).toEqual([deliveries[2]!.id, deliveries[1]!.id]);
     });
 
     test("countDeliveries counts deliveries per status, overall and for one endpoint", async () => {

@@ -20,6 +20,9 @@ export const CONFORMANCE_GROUPS = [
   "audit",
   "replay",
   "history",
+  "pagination",
+  "stats",
+  "recent-attempts",
 ] as const;
 
 /** Name of one group of the storage conformance suite. */

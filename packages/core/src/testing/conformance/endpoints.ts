@@ -89,13 +89,11 @@ export function endpointTests(context: ConformanceContext): void {
       expect(await storage.listEndpoints({ limit: 10 })).toEqual([a1, b1, a2, none]);
     });
 
-    test("listEndpoints pages with `limit`; `before` (oldest-first order) returns the rows after that id", async () => {
+    test("listEndpoints pages with `limit`; `after` (oldest-first order) returns the rows after that id", async () => {
       const storage = context.storage();
       const endpoints = await createEndpoints(storage, 5);
-      const page = async (before?: string) =>
-        (await storage.listEndpoints({ limit: 2, ...(before === undefined ? {} : { before }) })).map(
-          (e) => e.id,
-        );
+      const page = async (after?: string) =>
+        (await storage.listEndpoints({ limit: 2, after })).map((e) => e.id);
       const all = endpoints.map((e) => e.id);
       expect(await page()).toEqual(all.slice(0, 2));
       expect(await page(all[1])).toEqual(all.slice(2, 4));

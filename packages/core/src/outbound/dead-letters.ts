@@ -1,0 +1,68 @@
+import * as v from "valibot";
+import type { OutboundConfig } from "../config.js";
+import type { DeadLetter } from "../storage/records.js";
+import {
+  cursorSchema,
+  decodeCursor,
+  filterTextSchema,
+  limitSchema,
+  type Page,
+  parseOptions,
+  timeSchema,
+  toPage,
+} from "./page.js";
+
+/** Filters of `deadLetters.list`. Newest first. */
+export interface ListDeadLettersOptions {
+  /** Only this endpoint's (a deleted endpoint's dead letters stay listed). */
+  endpointId?: string;
+  /** Dead-lettered at or after this time. */
+  since?: Date | number;
+  /** Dead-lettered before this time. */
+  until?: Date | number;
+  /** Page size: 1 to 1000, default 100. */
+  limit?: number;
+  /** The `nextCursor` of the previous page; omit for the first page. */
+  cursor?: string | undefined;
+}
+
+/** `postel.outbound.deadLetters`: deliveries that used up their retries. */
+export interface DeadLettersApi {
+  /**
+   * Dead-lettered deliveries (the `dead_letter` view), newest delivery first, one page at a time:
+   * pass `nextCursor` back as `cursor` for the next page. Each says what a replay decision needs
+   * (event type, tenant, attempts, last error); replay them with `replay({ messageIds })` or
+   * `replay({ endpointId, since, status: ["dead-lettered"] })`.
+   * @example
+   * const { items } = await postel.outbound.deadLetters.list({ endpointId, since: Date.now() - 86_400_000 });
+   * for (const dead of items) console.log(dead.type, dead.attemptsMade, dead.lastError);
+   */
+  list(options?: ListDeadLettersOptions): Promise<Page<DeadLetter>>;
+}
+
+const ListDeadLettersSchema = v.strictObject({
+  endpointId: v.optional(filterTextSchema),
+  since: v.optional(timeSchema),
+  until: v.optional(timeSchema),
+  limit: limitSchema,
+  cursor: cursorSchema,
+});
+
+/** Builds `postel.outbound.deadLetters`. */
+export function createDeadLettersApi(config: OutboundConfig): DeadLettersApi {
+  return {
+    async list(options) {
+      const call = "deadLetters.list()";
+      const { cursor, limit, ...filters } = parseOptions(ListDeadLettersSchema, options, call);
+      const after = decodeCursor(cursor, "dead-letters", call);
+      const rows = await config.storage.listDeadLetters({ ...filters, limit: limit + 1, after });
+      return toPage(
+        rows,
+        limit,
+        "dead-letters",
+        (row) => row.deliveryId,
+        (row) => row,
+      );
+    },
+  };
+}

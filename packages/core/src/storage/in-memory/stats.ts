@@ -1,0 +1,50 @@
+import type { DeliveryRecord } from "../records.js";
+import type { DeliveryCounts, EndpointStatsRow, StatsQuery, StorageStats } from "../storage.js";
+import { compare, type MemoryState } from "./state.js";
+
+/**
+ * `stats` of `InMemoryStorage`: the pending and held indexes hold only live work; dead letters are
+ * counted by walking the deliveries (InMemoryStorage holds no more history than a process can scan).
+ */
+export function memoryStats(state: MemoryState, { now, since }: StatsQuery): StorageStats {
+  const byEndpoint = new Map<string, DeliveryCounts>();
+  const totals = { ...zero(), oldestDueAt: null as number | null };
+  const count = (delivery: DeliveryRecord, key: keyof DeliveryCounts) => {
+    const counts = byEndpoint.get(delivery.endpointId) ?? zero();
+    byEndpoint.set(delivery.endpointId, counts);
+    counts[key] += 1;
+    totals[key] += 1;
+  };
+  for (const id of state.pending) {
+    const delivery = state.deliveries.get(id)!;
+    if (delivery.nextAttemptAt <= now) {
+      count(delivery, "due");
+      totals.oldestDueAt = Math.min(totals.oldestDueAt ?? delivery.nextAttemptAt, delivery.nextAttemptAt);
+    } else count(delivery, delivery.leaseToken === null ? "scheduled" : "inFlight");
+  }
+  for (const held of state.heldByEndpoint.values()) {
+    for (const id of held) count(state.deliveries.get(id)!, "held");
+  }
+  for (const delivery of state.deliveries.values()) {
+    if (delivery.status === "dead-lettered") count(delivery, "deadLetters");
+  }
+  const endpoints: EndpointStatsRow[] = [];
+  for (const { record, deleted } of state.endpoints.values()) {
+    if (deleted) continue;
+    endpoints.push({
+      id: record.id,
+      url: record.url,
+      description: record.description,
+      state: record.state,
+      circuitOpenUntil: record.circuitOpenUntil,
+      ...(byEndpoint.get(record.id) ?? zero()),
+      ...state.healthSince(record.id, since),
+    });
+  }
+  endpoints.sort((a, b) => compare(a.id, b.id));
+  return { totals, unfanned: state.unfanned.size, endpoints };
+}
+
+function zero(): DeliveryCounts {
+  return { due: 0, inFlight: 0, scheduled: 0, held: 0, deadLetters: 0 };
+}

@@ -1,0 +1,52 @@
+import { type EndpointState, type StatsQuery, type StorageStats, statsOfEndpoints } from "@postel/core";
+import type { Db } from "./internal/database.js";
+import { int, intOrNull, str, strOrNull } from "./internal/rows.js";
+
+// Per endpoint, each count is a range of postel_deliveries_endpoint_status (endpoint, status), which
+// holds that endpoint's pending, held or dead-lettered rows apart from its finished history; attempts
+// come from its health buckets (primary key range).
+const PENDING = "FROM postel_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'pending'";
+const COUNT_STATUS = "SELECT count(*) FROM postel_deliveries d WHERE d.endpoint_id = e.id AND d.status =";
+const HEALTH = "FROM postel_endpoint_health h WHERE h.endpoint_id = e.id AND h.bucket_start >= :since";
+
+const ENDPOINT_COUNTS = `SELECT e.id, e.url, e.description, e.state, e.circuit_open_until, e.deleted_at IS NULL AS live,
+    (SELECT count(*) ${PENDING} AND d.next_attempt_at <= :now) AS due,
+    (SELECT min(d.next_attempt_at) ${PENDING} AND d.next_attempt_at <= :now) AS oldest_due_at,
+    (SELECT count(*) ${PENDING} AND d.next_attempt_at > :now AND d.lease_token IS NOT NULL) AS in_flight,
+    (SELECT count(*) ${PENDING} AND d.next_attempt_at > :now AND d.lease_token IS NULL) AS scheduled,
+    (${COUNT_STATUS} 'held') AS held,
+    (${COUNT_STATUS} 'dead-lettered') AS dead_letters,
+    (SELECT coalesce(sum(h.attempts), 0) ${HEALTH}) AS attempts,
+    (SELECT coalesce(sum(h.failures), 0) ${HEALTH}) AS failures
+  FROM postel_endpoints e ORDER BY e.id`;
+
+/** `stats`: two reads (per endpoint, and un-fanned messages through postel_messages_unfanned). */
+export function statsStore(db: Db) {
+  return {
+    async stats(query: StatsQuery): Promise<StorageStats> {
+      const [rows, [unfanned]] = await Promise.all([
+        db.read({ sql: ENDPOINT_COUNTS, args: { now: query.now, since: query.since } }),
+        db.read({
+          sql: "SELECT count(*) AS n FROM postel_messages WHERE fanned_out_at IS NULL AND status = 'pending'",
+        }),
+      ]);
+      const endpoints = rows.map((row) => ({
+        id: str(row, "id"),
+        url: str(row, "url"),
+        description: strOrNull(row, "description"),
+        state: str(row, "state") as EndpointState,
+        circuitOpenUntil: intOrNull(row, "circuit_open_until"),
+        due: int(row, "due"),
+        inFlight: int(row, "in_flight"),
+        scheduled: int(row, "scheduled"),
+        held: int(row, "held"),
+        deadLetters: int(row, "dead_letters"),
+        attempts: int(row, "attempts"),
+        failures: int(row, "failures"),
+        live: int(row, "live") === 1,
+        oldestDueAt: intOrNull(row, "oldest_due_at"),
+      }));
+      return statsOfEndpoints(endpoints, unfanned ? int(unfanned, "n") : 0);
+    },
+  };
+}
