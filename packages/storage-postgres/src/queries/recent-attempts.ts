@@ -15,8 +15,10 @@ const STATUSES =
  *   start of an attempt it made (it becomes the lease expiry, a retry time or a reset time), so a
  *   first attempt started at or after `since` is on a delivery with `next_attempt_at >= since`. Those
  *   are found per endpoint and status in deliveries_endpoint_due_idx, for the endpoints whose health
- *   buckets saw an attempt since `since`: the deliveries finished since about `since`, plus those
- *   endpoints' pending ones.
+ *   buckets saw an attempt since `since`: the deliveries finished since about `since` (a terminal
+ *   delivery keeps its last lease expiry, so those claimed up to a lease duration earlier are read
+ *   too), plus those endpoints' pending ones. Measured beside 1,000,000 finished deliveries at 500
+ *   attempts/s: `since` 10 s back reads ~36,000 index entries and ~5,000 rows, 70 ms a call.
  */
 export function recentAttemptsStatement(sql: Sql, query: RecentAttemptsQuery) {
   const since = epochMs(query.since);
