@@ -29,6 +29,19 @@ export function createIdGenerator(clock: Clock): IdGenerator {
   };
 }
 
+/**
+ * The smallest id with `prefix` made at `time` or later: every id the generator made (on a clock
+ * reading) before `time` sorts below it, every later one above.
+ */
+export function idTimeBound(prefix: string, time: number): string {
+  return `${prefix}_${encodeTime(Math.max(0, Math.floor(time)))}`;
+}
+
+/** `idTimeBound` of message ids: messages created before `time` have ids below it (see `PruneRequest`). */
+export function messageIdBound(time: number): string {
+  return idTimeBound("msg", time);
+}
+
 // A getRandomValues call costs about 5 µs whatever its size (the RNG's per-call work), and ids take
 // 16 bytes on every new millisecond: take them from a pool refilled 4 KiB at a time instead.
 const POOL_BYTES = 4096;

@@ -7,6 +7,7 @@ export type {
   HttpOptions,
   OutboundOptions,
   PostelOptions,
+  RetentionOptions,
   WorkerOptions,
 } from "./config.js";
 export { Custom, DEFAULT_SCHEDULE, ExponentialBackoff, LinearBackoff } from "./backoff.js";
@@ -34,6 +35,7 @@ export type { EndpointsApi, ListEndpointsOptions } from "./outbound/endpoints.js
 export type { ListMessagesOptions, MessagesApi } from "./outbound/messages.js";
 export { SEND_BATCH_MAX_BYTES, SEND_BATCH_MAX_EVENTS } from "./outbound/send-batch.js";
 export type { ReplayedDelivery, ReplayOptions, ReplaySelection } from "./outbound/replay.js";
+export type { PruneOptions, PruneResult } from "./outbound/prune.js";
 export type {
   CreateEndpointInput,
   Endpoint,
@@ -77,6 +79,7 @@ export type {
   RetryPolicySpec,
 } from "./storage/records.js";
 export { bucketTokens, firstDirectOutcomes, HEALTH_BUCKET_MS } from "./storage/storage.js";
+export { messageIdBound } from "./ids.js";
 export type {
   AuditStore,
   DeliveryOutcome,
@@ -95,9 +98,12 @@ export type {
   MessageQuery,
   OutboxStore,
   PageRequest,
+  PruneBatch,
+  PruneRequest,
   RecordOutcomesResult,
   ReplaySelector,
   ReplayStore,
+  RetentionStore,
   Storage,
   StorageLifecycle,
   TransactionOf,

@@ -22,6 +22,7 @@ import { enqueueMany } from "./queries/enqueue-many.js";
 import { ClaimFloor } from "./internal/claim-floor.js";
 import * as fanout from "./queries/fanout.js";
 import { recordOutcomes } from "./queries/record-outcomes.js";
+import { pruneFinished } from "./queries/prune.js";
 import * as replay from "./queries/replay.js";
 
 /** Options of `PostgresStorage` beyond the connection. */
@@ -181,6 +182,8 @@ export function PostgresStorage(
 
     findReplayable: (selector, limit) => run(() => replay.findReplayable(sql, selector, limit)),
     resetDeliveries: (resets, now) => run(() => replay.resetDeliveries(sql, resets, epochMs(now))),
+    pruneFinished: (request) =>
+      run(() => pruneFinished(sql, { ...request, finishedBefore: epochMs(request.finishedBefore) })),
 
     // postgres.js keeps one dedicated LISTEN connection per pool and re-listens after reconnecting.
     subscribe: async (onWake) => {

@@ -14,6 +14,7 @@ import { limitTests } from "./conformance/limits.js";
 import { outboxTests } from "./conformance/outbox.js";
 import { outcomeTests } from "./conformance/outcomes.js";
 import { replayTests } from "./conformance/replay.js";
+import { retentionTests } from "./conformance/retention.js";
 
 export type { ConformanceGroup } from "./conformance/context.js";
 
@@ -108,5 +109,6 @@ export function runStorageConformance<S extends Storage<never>>(options: Storage
     auditTests(context);
     replayTests(context);
     historyTests(context);
+    retentionTests(context);
   });
 }

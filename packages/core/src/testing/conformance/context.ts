@@ -20,6 +20,7 @@ export const CONFORMANCE_GROUPS = [
   "audit",
   "replay",
   "history",
+  "retention",
 ] as const;
 
 /** Name of one group of the storage conformance suite. */
