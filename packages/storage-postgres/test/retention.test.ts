@@ -1,4 +1,5 @@
 import { messageIdBound, type PruneRequest } from "@postel/core";
+import { pruneAll } from "@postel/core/testing";
 import type { Sql } from "postgres";
 import { beforeEach, expect, test } from "vitest";
 import { PostgresStorage, type PostgresStorageInstance } from "../src/index.js";
@@ -85,17 +86,7 @@ test("a pass over 20,000 finished messages deletes them all, every attempt inclu
   await seedHistory(sql, 20_000);
   await seedDue(sql, 10);
   const storage = PostgresStorage({ sql }, { migrate: false });
-  const total = { messages: 0, deliveries: 0, attempts: 0, batches: 0 };
-  let after = "";
-  for (;;) {
-    const batch = await storage.pruneFinished(request({ after, limit: 1000 }));
-    total.messages += batch.messages;
-    total.deliveries += batch.deliveries;
-    total.attempts += batch.attempts;
-    total.batches += 1;
-    if (batch.next === null) break;
-    after = batch.next;
-  }
+  const total = await pruneAll(storage, CUTOFF, 1000);
   expect(total).toEqual({ messages: 20_000, deliveries: 20_000, attempts: 22_000, batches: 21 });
   const [left] = await sql`
     SELECT (SELECT count(*) FROM postel.messages)::int AS messages,
@@ -152,16 +143,6 @@ test("prune passes running beside claiming workers lose no delivery and deliver 
   const workers = Array.from({ length: 3 }, () =>
     PostgresStorage({ sql: db.database.connect({ max: 2 }) }, { migrate: false }),
   );
-  let pruned = 0;
-  const prune = async () => {
-    let after = "";
-    for (;;) {
-      const batch = await pruner.pruneFinished(request({ after, limit: 200 }));
-      pruned += batch.messages;
-      if (batch.next === null) return;
-      after = batch.next;
-    }
-  };
   const work = async (storage: PostgresStorageInstance, owner: string) => {
     const delivered: string[] = [];
     for (
@@ -172,14 +153,12 @@ test("prune passes running beside claiming workers lose no delivery and deliver 
       delivered.push(...round);
     return delivered;
   };
-  const [, ...perWorker] = await Promise.all([
-    prune(),
-    ...workers.map((storage, i) => work(storage, `w${i}`)),
-  ]);
-  const delivered = perWorker.flat();
+  const pruning = pruneAll(pruner, CUTOFF, 200);
+  const delivered = (await Promise.all(workers.map((storage, i) => work(storage, `w${i}`)))).flat();
+  const pruned = await pruning;
   expect(new Set(delivered).size).toBe(600);
   expect(delivered).toHaveLength(600);
-  expect(pruned).toBe(10_000);
+  expect(pruned).toMatchObject({ messages: 10_000, deliveries: 10_000, attempts: 11_000 });
   const [left] = await sql`SELECT count(*)::int AS n FROM postel.messages WHERE status = 'dispatched'`;
   // Only the 600 just delivered remain: they finished at NOW, after the cutoff.
   expect(left).toEqual({ n: 600 });

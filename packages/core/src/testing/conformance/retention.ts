@@ -14,18 +14,26 @@ function pruneBatch(storage: Storage<unknown>, limit = 1000, after = ""): Promis
   return storage.pruneFinished({ finishedBefore: CUTOFF, after, below: messageIdBound(CUTOFF), limit });
 }
 
-/** Batches until the range is exhausted; the totals. */
-async function prunePass(storage: Storage<unknown>, limit: number): Promise<Omit<PruneBatch, "next">> {
-  const total = { messages: 0, deliveries: 0, attempts: 0 };
-  let after = "";
-  for (;;) {
-    const batch = await pruneBatch(storage, limit, after);
+/**
+ * Runs `pruneFinished` batch after batch over every message below the id bound of `finishedBefore`
+ * until the range is exhausted; the totals and the number of batches (exported by `@postel/core/testing`).
+ */
+export async function pruneAll(
+  storage: Storage<unknown>,
+  finishedBefore: number,
+  limit: number,
+): Promise<Omit<PruneBatch, "next"> & { batches: number }> {
+  const total = { messages: 0, deliveries: 0, attempts: 0, batches: 0 };
+  const below = messageIdBound(finishedBefore);
+  for (let after: string | null = ""; after !== null; ) {
+    const batch: PruneBatch = await storage.pruneFinished({ finishedBefore, after, below, limit });
     total.messages += batch.messages;
     total.deliveries += batch.deliveries;
     total.attempts += batch.attempts;
-    if (batch.next === null) return total;
+    total.batches += 1;
     after = batch.next;
   }
+  return total;
 }
 
 /** Messages fanned out to `endpoints` at `now`, each delivery settled with `transition` at `now`. */
@@ -128,7 +136,7 @@ export function retentionTests(context: ConformanceContext): void {
       const pending = newMessage({ createdAt: T0 });
       await storage.enqueue(pending);
 
-      expect(await prunePass(storage, 2)).toEqual({ messages: 1, deliveries: 2, attempts: 2 });
+      expect(await pruneAll(storage, CUTOFF, 2)).toMatchObject({ messages: 1, deliveries: 2, attempts: 2 });
       await expectGone(storage, old!.id);
       for (const kept of [replayed!, unfinished[0]!, recent!, pending]) await expectKept(storage, kept.id);
       expect(await storage.listDeliveries(replayed!.id)).toHaveLength(2);
@@ -194,8 +202,8 @@ export function retentionTests(context: ConformanceContext): void {
       const storage = context.storage();
       const [endpoint] = await createEndpoints(storage, 1);
       const [old] = await finished(storage, [endpoint!], { messages: [{ idempotencyKey: "order-1" }] });
-      expect(await prunePass(storage, 10)).toEqual({ messages: 1, deliveries: 1, attempts: 1 });
-      expect(await prunePass(storage, 10)).toEqual({ messages: 0, deliveries: 0, attempts: 0 });
+      expect(await pruneAll(storage, CUTOFF, 10)).toMatchObject({ messages: 1, deliveries: 1, attempts: 1 });
+      expect(await pruneAll(storage, CUTOFF, 10)).toMatchObject({ messages: 0, deliveries: 0, attempts: 0 });
       // The pruned message's idempotency key is free again.
       const again = newMessage({ createdAt: CUTOFF, idempotencyKey: "order-1" });
       expect(await storage.enqueue(again)).toEqual({ id: again.id, reused: false });
