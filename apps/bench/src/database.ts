@@ -122,19 +122,24 @@ export async function backendCpuMs(sql: Sql, database: string): Promise<number> 
  * row, where Postel keeps a first attempt), as months of history would leave them (generate_series,
  * so a million rows take seconds, not hours).
  */
-export async function seedHistory(sql: Sql, count: number, endpointId: string): Promise<void> {
+export async function seedHistory(
+  sql: Sql,
+  count: number,
+  endpointId: string,
+  prefix = "msg_hist",
+): Promise<void> {
   const then = Date.now() - 30 * 24 * 3_600_000;
   await sql`
     INSERT INTO postel.messages (id, type, payload, status, created_at, fanned_out_at, finished_at)
-    SELECT 'msg_hist' || lpad(i::text, 10, '0'), 'order.created', ${PAYLOAD}, 'dispatched',
+    SELECT ${prefix} || lpad(i::text, 10, '0'), 'order.created', ${PAYLOAD}, 'dispatched',
       ${then}::bigint + i, ${then}::bigint + i, ${then}::bigint + i
     FROM generate_series(1, ${count}::int) AS i`;
   await sql`
     INSERT INTO postel.deliveries (id, message_id, endpoint_id, webhook_id, status, attempts_made,
       next_attempt_at, created_at, updated_at, first_attempt_id, first_attempt_started_at,
       first_attempt_latency_ms, first_attempt_outcome, first_attempt_status_code, first_attempt_response_snippet)
-    SELECT 'dlv_hist' || lpad(i::text, 10, '0'), 'msg_hist' || lpad(i::text, 10, '0'), ${endpointId},
-      'msg_hist' || lpad(i::text, 10, '0'), 'succeeded', 1, ${then}::bigint + i, ${then}::bigint + i,
+    SELECT 'dlv_hist' || lpad(i::text, 10, '0'), ${prefix} || lpad(i::text, 10, '0'), ${endpointId},
+      ${prefix} || lpad(i::text, 10, '0'), 'succeeded', 1, ${then}::bigint + i, ${then}::bigint + i,
       ${then}::bigint + i, 'att_hist' || lpad(i::text, 10, '0'), ${then}::bigint + i, 3, 'success', 200, 'ok'
     FROM generate_series(1, ${count}::int) AS i`;
   await sql`VACUUM ANALYZE postel.messages, postel.deliveries, postel.attempts`;

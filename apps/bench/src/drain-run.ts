@@ -76,8 +76,8 @@ export interface DrainOptions {
   log: (line: string) => void;
   label: string;
   receiver: Receiver;
-  /** Overrides of the worker configuration (Postel: concurrency, batchSize). */
-  worker?: Partial<WorkerConfig>;
+  /** Overrides of the worker configuration (Postel: concurrency, batchSize, retention). */
+  worker?: Partial<PostelWorkerConfig>;
   /** Reuse this database (history scenario) instead of a fresh one. */
   database?: BenchDatabase;
   /** Message id prefix (unique per run when the database is reused). */

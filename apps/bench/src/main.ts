@@ -11,6 +11,7 @@ import { memory } from "./scenarios/memory.js";
 import { noisyNeighbour } from "./scenarios/noisy-neighbour.js";
 import { peers } from "./scenarios/peers.js";
 import { quietEndpoint } from "./scenarios/quiet-endpoint.js";
+import { retention, sqliteRetention } from "./scenarios/retention.js";
 import { sendBatch, sqliteSendBatch } from "./scenarios/send-batch.js";
 import { sendLatency } from "./scenarios/send-latency.js";
 import { sqliteDrain } from "./scenarios/sqlite-drain.js";
@@ -34,6 +35,7 @@ const SCENARIOS: Scenario[] = [
   sendBatch,
   wakeLatency,
   history,
+  retention,
   memory,
   noisyNeighbour,
   quietEndpoint,
@@ -42,6 +44,7 @@ const SCENARIOS: Scenario[] = [
   sqliteDrain,
   sqliteSendLatency,
   sqliteSendBatch,
+  sqliteRetention,
 ];
 const STORAGES = ["postgres", "sqlite"] as const;
 

@@ -22,6 +22,7 @@ const postel = Postel({
       ...(config.concurrency === undefined ? {} : { concurrency: config.concurrency }),
       ...(config.batchSize === undefined ? {} : { batchSize: config.batchSize }),
     },
+    ...(config.retention === undefined ? {} : { retention: config.retention }),
     http: { allowPrivateNetworks: true },
   },
 });

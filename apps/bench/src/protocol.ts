@@ -1,3 +1,4 @@
+import type { Duration } from "@postel/core";
 /**
  * Messages between the bench orchestrator and its child processes (receiver, workers, sender), sent
  * over Node's IPC channel. Each child takes its configuration as one JSON argument.
@@ -103,7 +104,11 @@ export interface PeerWorkerConfig extends WorkerConfig {
 }
 
 /** Configuration of `postel-worker.js`: without `concurrency`, Postel's own default applies. */
-export type PostelWorkerConfig = Omit<WorkerConfig, "concurrency"> & { concurrency?: number };
+export type PostelWorkerConfig = Omit<WorkerConfig, "concurrency"> & {
+  concurrency?: number;
+  /** Postel's `outbound.retention`: the worker prunes old history while it drains (retention scenarios). */
+  retention?: { maxAge: Duration; interval: Duration };
+};
 
 /** What a worker reports. `peakRssBytes` is the kernel's high-water mark (VmHWM) when available. */
 export type WorkerReport =

@@ -3,7 +3,13 @@ import { generateSecret } from "@postel/signing";
 import { SqliteStorage } from "@postel/storage-sqlite";
 import { type DrainMeasurement, type Receiver, type ServerMeter, timeWorker } from "./drain-run.js";
 import type { PostelWorkerConfig, Synchronous, WorkerConfig } from "./protocol.js";
-import { createBenchFile, createNaiveTable, seedSqliteMessages, seedSqliteNaive } from "./sqlite-file.js";
+import {
+  type BenchFile,
+  createBenchFile,
+  createNaiveTable,
+  seedSqliteMessages,
+  seedSqliteNaive,
+} from "./sqlite-file.js";
 
 /** Options of one drain on a SQLite file. */
 export interface SqliteDrainOptions {
@@ -14,6 +20,12 @@ export interface SqliteDrainOptions {
   log: (line: string) => void;
   label: string;
   receiver: Receiver;
+  /** Reuse this file, which already has its endpoint (retention scenario), instead of a fresh one. */
+  file?: BenchFile;
+  /** Message id prefix (unique per run when the file is reused). */
+  prefix?: string;
+  /** Postel's `outbound.retention` in the worker. */
+  retention?: PostelWorkerConfig["retention"];
 }
 
 /** SQLite runs inside the worker process: there is no server whose CPU to add (its WAL is not measured). */
@@ -27,14 +39,10 @@ export async function drainSqliteWithPostel(
   base: string,
   options: SqliteDrainOptions,
 ): Promise<DrainMeasurement> {
-  const file = await createBenchFile({ migrate: true });
+  const file = options.file ?? (await createBenchFile({ migrate: true }));
   try {
-    const postel = Postel({
-      outbound: { storage: SqliteStorage({ url: file.url }), http: { allowPrivateNetworks: true } },
-    });
-    await postel.outbound.endpoints.create({ url: `${base}/hooks/0`, types: ["*"] });
-    await postel.close();
-    await seedSqliteMessages(file.client, options.messages);
+    if (!options.file) await createSqliteEndpoint(file, base);
+    await seedSqliteMessages(file.client, options.messages, options.prefix);
     const config: PostelWorkerConfig = {
       url: file.url,
       storage: "sqlite",
@@ -43,11 +51,21 @@ export async function drainSqliteWithPostel(
       // Postel's own default (workers.concurrency "auto"); BENCH_CONCURRENCY fixes it.
       ...(process.env["BENCH_CONCURRENCY"] ? { concurrency: Number(process.env["BENCH_CONCURRENCY"]) } : {}),
       ...(process.env["BENCH_BATCH"] ? { batchSize: Number(process.env["BENCH_BATCH"]) } : {}),
+      ...(options.retention ? { retention: options.retention } : {}),
     };
     return await timeWorker("postel-worker", config, options, noServer);
   } finally {
-    await file.remove();
+    if (!options.file) await file.remove();
   }
+}
+
+/** Creates the one endpoint of a SQLite drain, on the receiver, through Postel's API. */
+export async function createSqliteEndpoint(file: BenchFile, base: string): Promise<void> {
+  const postel = Postel({
+    outbound: { storage: SqliteStorage({ url: file.url }), http: { allowPrivateNetworks: true } },
+  });
+  await postel.outbound.endpoints.create({ url: `${base}/hooks/0`, types: ["*"] });
+  await postel.close();
 }
 
 /** On a fresh file: fills the naive table and times the 4 hand-written loops. */

@@ -50,13 +50,48 @@ const SERIES = "WITH RECURSIVE series(i) AS (SELECT 1 UNION ALL SELECT i + 1 FRO
  * Inserts `count` pending messages the way `send()` writes them, in one statement (a recursive CTE
  * in place of generate_series), then checkpoints the WAL so the drain starts from a clean file. Workers fan them out to every matching endpoint.
  */
-export async function seedSqliteMessages(client: Client, count: number): Promise<void> {
+export async function seedSqliteMessages(client: Client, count: number, prefix = "msg_bench"): Promise<void> {
   await client.execute({
     sql: `${SERIES}
       INSERT INTO postel_messages (id, type, payload, status, created_at)
-      SELECT ${paddedId("msg_bench", "i")}, 'order.created', :payload, 'pending', :now FROM series`,
+      SELECT ${paddedId(prefix, "i")}, 'order.created', :payload, 'pending', :now FROM series`,
     args: { count, payload: PAYLOAD, now: Date.now() },
   });
+  await settle(client);
+}
+
+/**
+ * Inserts `count` messages that finished 30 days ago, each with one succeeded delivery to
+ * `endpointId` and its attempt, as months of history would leave them. Their ids (`msg_00hist…`)
+ * sort below the ids of messages made this century, so retention's walk of the key reaches them.
+ */
+export async function seedSqliteHistory(client: Client, count: number, endpointId: string): Promise<void> {
+  const then = Date.now() - 30 * 24 * 3_600_000;
+  await client.batch(
+    [
+      {
+        sql: `${SERIES}
+          INSERT INTO postel_messages (id, type, payload, status, created_at, fanned_out_at, finished_at)
+          SELECT ${paddedId("msg_00hist", "i")}, 'order.created', :payload, 'dispatched', :then + i, :then + i, :then + i
+          FROM series`,
+        args: { count, payload: PAYLOAD, then },
+      },
+      {
+        sql: `INSERT INTO postel_deliveries (id, message_id, endpoint_id, webhook_id, status, attempts_made,
+            next_attempt_at, created_at, updated_at)
+          SELECT 'dlv' || substr(id, 4), id, :endpointId, id, 'succeeded', 1, created_at, created_at, created_at
+          FROM postel_messages WHERE id LIKE 'msg_00hist%'`,
+        args: { endpointId },
+      },
+      {
+        sql: `INSERT INTO postel_attempts (id, delivery_id, message_id, endpoint_id, webhook_id, attempt_number,
+            started_at, latency_ms, outcome, status_code, response_snippet)
+          SELECT 'att' || substr(id, 4), id, message_id, endpoint_id, webhook_id, 1, created_at, 3, 'success', 200, 'ok'
+          FROM postel_deliveries WHERE id LIKE 'dlv_00hist%'`,
+      },
+    ],
+    "write",
+  );
   await settle(client);
 }
 

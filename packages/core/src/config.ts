@@ -78,6 +78,21 @@ export interface WorkerOptions {
   id?: string;
 }
 
+/**
+ * Retention of finished history. Without it, Postel keeps every message, delivery and attempt
+ * forever. With it, the workers of `postel.start()` delete, every `interval`, the finished messages
+ * (`dispatched`, `dead-lettered`, `expired`) older than `maxAge` with all their deliveries and
+ * attempts, a batch at a time; `postel.outbound.prune()` runs the same pass on demand.
+ */
+export interface RetentionOptions {
+  /** Delete finished messages once they finished this long ago, e.g. `"30d"`. At least `"1m"`. */
+  maxAge: Duration;
+  /** Messages examined (and at most deleted, with their rows) per transaction, 1 to 10,000. Default 500. */
+  batchSize?: number;
+  /** How often the workers run a pass (jittered ±25%). Default `"5m"`, at least `"1s"`. */
+  interval?: Duration;
+}
+
 /** HTTP client options. */
 export interface HttpOptions {
   /** Whole-request timeout. Default `"15s"`. */
@@ -108,6 +123,8 @@ export interface OutboundOptions<S extends Storage<unknown> = Storage<unknown>> 
   /** Default concurrency and rate limits of every endpoint (each endpoint can set its own). */
   limits?: EndpointLimitOptions;
   workers?: WorkerOptions;
+  /** Delete finished history older than an age (default: keep it forever). */
+  retention?: RetentionOptions;
   http?: HttpOptions;
   /** Secrets generated for new endpoints: `"v1"` (HMAC, `whsec_`, default) or `"v1a"` (Ed25519, `whsk_`). */
   signing?: { algorithm?: "v1" | "v1a" };
@@ -150,6 +167,8 @@ export interface OutboundConfig {
     leaseDurationMs: number;
     id: string;
   };
+  /** Null when retention is off (history is kept forever). */
+  retention: RetentionSettings | null;
   http: {
     timeoutMs: number;
     connectTimeoutMs: number;
@@ -162,6 +181,13 @@ export interface OutboundConfig {
   maxPayloadBytes: number;
   filters: Record<string, (event: OutboundEvent) => boolean>;
   transforms: Record<string, (event: OutboundEvent, endpoint: Endpoint) => unknown>;
+}
+
+/** Retention after validation, in milliseconds. */
+export interface RetentionSettings {
+  maxAgeMs: number;
+  batchSize: number;
+  intervalMs: number;
 }
 
 const DURATION_HINT = 'must be a duration: "250ms", "30s", "5m", "2h", "1d" or milliseconds';
@@ -276,6 +302,41 @@ const StorageSchema = v.custom<Storage<unknown>>(
   "must be a Storage (InMemoryStorage(), PostgresStorage(...) or SqliteStorage(...))",
 );
 
+/** Most messages one prune batch (one transaction) may examine. */
+export const MAX_PRUNE_BATCH = 10_000;
+/** Messages one prune batch examines unless configured. */
+export const DEFAULT_PRUNE_BATCH = 500;
+
+/** `batchSize` of retention and `prune()`: an integer from 1 to `MAX_PRUNE_BATCH`. */
+export const PruneBatchSizeSchema = v.pipe(
+  v.number(`must be a whole number of messages per batch, from 1 to ${MAX_PRUNE_BATCH}, e.g. 500`),
+  v.check(
+    (n) => Number.isInteger(n) && n >= 1 && n <= MAX_PRUNE_BATCH,
+    `must be a whole number of messages per batch, from 1 to ${MAX_PRUNE_BATCH}, e.g. 500`,
+  ),
+);
+
+const atLeast = (ms: number, message: string) =>
+  v.pipe(
+    DurationMs,
+    v.check((n: number) => n >= ms, message),
+  );
+
+const RetentionSchema = v.pipe(
+  objectNotArray("retention"),
+  v.strictObject({
+    maxAge: atLeast(
+      60_000,
+      'must be at least "1m" (a shorter age deletes history before anyone can read it), e.g. "30d"',
+    ),
+    batchSize: v.optional(PruneBatchSizeSchema, DEFAULT_PRUNE_BATCH),
+    interval: v.optional(atLeast(1000, 'must be at least "1s", e.g. "5m"'), "5m"),
+  }),
+  v.transform(
+    (o): RetentionSettings => ({ maxAgeMs: o.maxAge, batchSize: o.batchSize, intervalMs: o.interval }),
+  ),
+);
+
 const OutboundSchema = v.strictObject({
   storage: StorageSchema,
   retryPolicy: v.optional(RetryPolicySchema),
@@ -316,6 +377,7 @@ const OutboundSchema = v.strictObject({
     ),
     {},
   ),
+  retention: v.optional(RetentionSchema),
   http: v.optional(
     v.pipe(
       objectNotArray("http"),
@@ -386,6 +448,9 @@ const MISSING_STORAGE =
   'tests and demos), PostgresStorage({ url }) (from @postel/storage-postgres) or SqliteStorage({ url: "file:app.db" }) ' +
   "(from @postel/storage-sqlite)";
 
+const MISSING_MAX_AGE =
+  'is required: how long finished history is kept, e.g. "30d" (leave `retention` out to keep history forever)';
+
 /** Turns valibot issues into `{ path, message }` pairs a human can act on. */
 export function toConfigurationIssues(issues: readonly v.BaseIssue<unknown>[]): ConfigurationIssue[] {
   return issues.map((issue) => {
@@ -395,6 +460,8 @@ export function toConfigurationIssues(issues: readonly v.BaseIssue<unknown>[]): 
     if (unknownKey) return { path, message: "unknown option (check the spelling)" };
     if (path === "outbound.storage" && issue.received === "undefined")
       return { path, message: MISSING_STORAGE };
+    if (path === "outbound.retention.maxAge" && issue.received === "undefined")
+      return { path, message: MISSING_MAX_AGE };
     return { path, message: issue.message };
   });
 }
@@ -424,6 +491,7 @@ export function parsePostelOptions(options: unknown, workerId: () => string): Po
       leaseDurationMs: outbound.workers.leaseDuration,
       id: outbound.workers.id ?? workerId(),
     },
+    retention: outbound.retention ?? null,
     http: {
       timeoutMs: outbound.http.timeout,
       connectTimeoutMs: outbound.http.connectTimeout,
@@ -441,6 +509,12 @@ export function parsePostelOptions(options: unknown, workerId: () => string): Po
     issues.push({
       path: "outbound.workers.leaseDuration",
       message: "must be at least 1s so leases can be renewed",
+    });
+  }
+  if (config.retention && typeof config.storage.pruneFinished !== "function") {
+    issues.push({
+      path: "outbound.retention",
+      message: `needs the storage to delete history, and ${config.storage.name} has no pruneFinished(): implement it (runStorageConformance checks it) or leave retention out`,
     });
   }
   if (issues.length > 0) throw new ConfigurationError(issues);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "./clock.js";
-import { createIdGenerator, idFloor } from "./ids.js";
+import { createIdGenerator, idFloor, messageIdBound } from "./ids.js";
 
 const ID = /^att_[0-9a-hjkmnp-tv-z]{26}$/;
 
@@ -46,5 +46,18 @@ describe("idFloor", () => {
     });
     for (const id of earlier) expect(id < floor).toBe(true);
     for (const id of later) expect(id >= floor).toBe(true);
+  });
+});
+
+describe("messageIdBound", () => {
+  it("sorts above every message id made before its time and below every one made at or after it", () => {
+    const clock = new ManualClock(Date.UTC(2026, 10, 30));
+    const newId = createIdGenerator(clock);
+    const before = Array.from({ length: 100 }, () => newId("msg"));
+    clock.advance(1);
+    const bound = messageIdBound(clock.now());
+    const after = Array.from({ length: 100 }, () => newId("msg"));
+    for (const id of before) expect(id < bound).toBe(true);
+    for (const id of after) expect(id > bound).toBe(true);
   });
 });

@@ -38,6 +38,11 @@ export function idFloor(prefix: string, time: number): string {
   return `${prefix}_${encodeTime(Math.max(0, Math.floor(time)))}`;
 }
 
+/** `idFloor` of message ids: messages created before `time` have ids below it (see `PruneRequest`). */
+export function messageIdBound(time: number): string {
+  return idFloor("msg", time);
+}
+
 // A getRandomValues call costs about 5 µs whatever its size (the RNG's per-call work), and ids take
 // 16 bytes on every new millisecond: take them from a pool refilled 4 KiB at a time instead.
 const POOL_BYTES = 4096;

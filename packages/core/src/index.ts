@@ -7,6 +7,7 @@ export type {
   HttpOptions,
   OutboundOptions,
   PostelOptions,
+  RetentionOptions,
   WorkerOptions,
 } from "./config.js";
 export { Custom, DEFAULT_SCHEDULE, ExponentialBackoff, LinearBackoff } from "./backoff.js";
@@ -39,6 +40,7 @@ export type { Page } from "./outbound/page.js";
 export { PAGE_LIMITS } from "./outbound/page.js";
 export { SEND_BATCH_MAX_BYTES, SEND_BATCH_MAX_EVENTS } from "./outbound/send-batch.js";
 export type { ReplayedDelivery, ReplayOptions, ReplayProgress, ReplaySelection } from "./outbound/replay.js";
+export type { PruneOptions, PruneResult } from "./outbound/prune.js";
 export type {
   CreateEndpointInput,
   Endpoint,
@@ -83,7 +85,7 @@ export type {
   RetryPolicySpec,
 } from "./storage/records.js";
 export { bucketTokens, firstDirectOutcomes, HEALTH_BUCKET_MS, statsOfEndpoints } from "./storage/storage.js";
-export { idFloor } from "./ids.js";
+export { idFloor, messageIdBound } from "./ids.js";
 export type {
   AuditStore,
   DeliveryOutcome,
@@ -106,10 +108,13 @@ export type {
   MessageQuery,
   OutboxStore,
   PageRequest,
+  PruneBatch,
+  PruneRequest,
   RecentAttemptsQuery,
   RecordOutcomesResult,
   ReplaySelector,
   ReplayStore,
+  RetentionStore,
   Storage,
   StatsQuery,
   StorageLifecycle,

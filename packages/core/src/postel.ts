@@ -4,6 +4,7 @@ import { Dispatcher, type DrainOptions, type DrainResult } from "./engine/dispat
 import { EndpointCache } from "./engine/endpoint-cache.js";
 import { Emitter, type PostelEventMap, type PostelEventName } from "./engine/events.js";
 import { HealthMonitor } from "./engine/health.js";
+import { RetentionLoop } from "./engine/retention.js";
 import { ConfigurationError } from "./errors.js";
 import { createHttpSender, type HttpSender } from "./http/http-sender.js";
 import { createIdGenerator } from "./ids.js";
@@ -18,6 +19,7 @@ import {
   type ReplaySelection,
   replay,
 } from "./outbound/replay.js";
+import { type PruneOptions, type PruneResult, prune } from "./outbound/prune.js";
 import { send } from "./outbound/send.js";
 import { sendBatch } from "./outbound/send-batch.js";
 import type { SendEvent, SendResult } from "./outbound/types.js";
@@ -77,6 +79,16 @@ export interface Outbound<S extends Storage<unknown>> {
    * `onProgress` reports long replays chunk by chunk.
    */
   replay(selection: ReplaySelection & ReplayOptions, options?: ReplayOptions): Promise<ReplayedDelivery[]>;
+  /**
+   * Deletes the finished history older than `olderThan` (default `retention.maxAge`): messages in
+   * `dispatched`, `dead-lettered` or `expired` that finished before then, each with all its
+   * deliveries and attempts, a batch (one short transaction) at a time, until none is left. Pending
+   * messages and anything replayed are never touched. With `retention` configured, `start()`'s
+   * workers run this by themselves; call it from a cron when you only `drain()`.
+   * @example
+   * const { messages, deliveries, attempts } = await postel.outbound.prune({ olderThan: "30d" });
+   */
+  prune(options?: PruneOptions): Promise<PruneResult>;
 }
 
 /** A Postel instance. */
@@ -88,11 +100,14 @@ export interface PostelInstance<
   outbound: Outbound<S>;
   /** The receiving side (throws a `ConfigurationError` when `inbound` was not configured). */
   inbound: Receiver<I>;
-  /** Migrates storage (when it has migrations) and starts this process's worker pool. */
+  /**
+   * Migrates storage (when it has migrations) and starts this process's worker pool (and, with
+   * `outbound.retention`, its periodic pruning of old finished history).
+   */
   start(): Promise<void>;
   /** Stops claiming work and waits for in-flight deliveries to be recorded. */
   stop(): Promise<void>;
-  /** One bounded pass over the work due now, for serverless crons and tests. */
+  /** One bounded pass over the work due now, for serverless crons and tests (it never prunes). */
   drain(options?: DrainOptions): Promise<DrainResult>;
   /** Subscribes to an event; returns the unsubscribe function. */
   on<E extends PostelEventName>(event: E, listener: (payload: PostelEventMap[E]) => void): () => void;
@@ -144,6 +159,9 @@ export function Postel<
       return httpSender();
     },
   });
+  const retention = config.retention
+    ? new RetentionLoop({ storage: config.storage, clock, random, events }, config.retention)
+    : undefined;
   const wake = () => dispatcher.wake();
   let unsubscribe: (() => Promise<void>) | undefined;
   let migrated: Promise<void> | undefined;
@@ -165,14 +183,19 @@ export function Postel<
       attempts: createAttemptsApi(config),
       stats: (statsOptions) => stats({ config, clock }, statsOptions),
       replay: (selection, replayOptions) => replay({ config, clock, newId, wake }, selection, replayOptions),
+      prune: async (pruneOptions) => {
+        await migrate();
+        return prune({ config, clock }, pruneOptions);
+      },
     },
     async start() {
       await migrate();
       if (config.storage.subscribe && !unsubscribe) unsubscribe = await config.storage.subscribe(wake);
       dispatcher.start();
+      retention?.start();
     },
     async stop() {
-      await dispatcher.stop();
+      await Promise.all([dispatcher.stop(), retention?.stop()]);
       await unsubscribe?.();
       unsubscribe = undefined;
     },
@@ -182,7 +205,7 @@ export function Postel<
     },
     on: (event, listener) => events.on(event, listener),
     async close() {
-      await dispatcher.stop();
+      await Promise.all([dispatcher.stop(), retention?.stop()]);
       await unsubscribe?.();
       await http?.close();
       await config.storage.close();

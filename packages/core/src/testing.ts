@@ -22,6 +22,7 @@ export type {
   MountedAdapter,
 } from "./testing/run-adapter-conformance.js";
 export { newEndpoint, newMessage, T0 } from "./testing/conformance/fixtures.js";
+export { pruneAll } from "./testing/conformance/retention.js";
 export type { InputPropertyOptions } from "./testing/properties/run-input-properties.js";
 export { runInputProperties } from "./testing/properties/run-input-properties.js";
 export type { GatePropertyOptions } from "./testing/properties/run-gate-properties.js";

@@ -23,6 +23,7 @@ import { ClaimFloor } from "./internal/claim-floor.js";
 import * as fanout from "./queries/fanout.js";
 import { recentAttempts } from "./queries/recent-attempts.js";
 import { recordOutcomes } from "./queries/record-outcomes.js";
+import { pruneFinished } from "./queries/prune.js";
 import { stats } from "./queries/stats.js";
 import * as replay from "./queries/replay.js";
 
@@ -185,6 +186,8 @@ export function PostgresStorage(
 
     findReplayable: (selector, limit) => run(() => replay.findReplayable(sql, selector, limit)),
     resetDeliveries: (resets, now) => run(() => replay.resetDeliveries(sql, resets, epochMs(now))),
+    pruneFinished: (request) =>
+      run(() => pruneFinished(sql, { ...request, finishedBefore: epochMs(request.finishedBefore) })),
 
     // postgres.js keeps one dedicated LISTEN connection per pool and re-listens after reconnecting.
     subscribe: async (onWake) => {

@@ -7,6 +7,7 @@ import { endpointStore } from "./endpoints.js";
 import { assertConnection, openConnection, type SqliteConnection } from "./internal/connection.js";
 import { outbox } from "./outbox.js";
 import { replayStore } from "./replay.js";
+import { retentionStore } from "./retention.js";
 import type { SqliteTransaction } from "./transaction.js";
 
 export type { DrizzleSqliteDatabase, SqliteConnection } from "./internal/connection.js";
@@ -64,6 +65,7 @@ export function SqliteStorage(
     ...auditStore(db),
     ...statsStore(db),
     ...replayStore(db),
+    ...retentionStore(db),
     migrate: lifecycle.migrate,
     close: lifecycle.close,
   };

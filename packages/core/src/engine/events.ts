@@ -1,3 +1,4 @@
+import type { PruneResult } from "../outbound/prune.js";
 import type { AttemptRecord } from "../storage/records.js";
 
 /** The events `postel.on()` emits, and what each listener receives. */
@@ -29,6 +30,11 @@ export interface PostelEventMap {
   "circuit-close": { endpointId: string };
   /** Auto-disable took an endpoint out of rotation. */
   "endpoint-disabled": { endpointId: string; reason: string };
+  /**
+   * The workers' retention finished a pass (`outbound.retention`): what it deleted, finished before
+   * `finishedBefore`.
+   */
+  pruned: PruneResult & { finishedBefore: number };
   /** A worker hit an error it will recover from (e.g. the database is restarting). */
   error: { error: unknown; context: string };
 }

@@ -3,6 +3,7 @@ import { MemoryDeliveryQueue } from "./in-memory/delivery-queue.js";
 import { MemoryEndpoints } from "./in-memory/endpoints.js";
 import { type InMemoryTransaction, MemoryOutbox } from "./in-memory/outbox.js";
 import { MemoryReplay } from "./in-memory/replay.js";
+import { MemoryRetention } from "./in-memory/retention.js";
 import { MemoryState } from "./in-memory/state.js";
 import { memoryStats } from "./in-memory/stats.js";
 import type { Storage } from "./storage.js";
@@ -48,6 +49,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
   const endpoints = new MemoryEndpoints(state);
   const audit = new MemoryAudit(state);
   const replay = new MemoryReplay(state);
+  const retention = new MemoryRetention(state);
 
   return {
     name: "memory",
@@ -83,6 +85,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
     countDeliveries: (endpointId) => audit.countDeliveries(endpointId),
     findReplayable: (selector, limit) => replay.findReplayable(selector, limit),
     resetDeliveries: (resets, now) => replay.resetDeliveries(resets, now),
+    pruneFinished: (request) => retention.pruneFinished(request),
     subscribe: async (onWake) => {
       listeners.add(onWake);
       return async () => {

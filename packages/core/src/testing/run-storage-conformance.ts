@@ -15,6 +15,7 @@ import { operationsTests } from "./conformance/operations.js";
 import { outboxTests } from "./conformance/outbox.js";
 import { outcomeTests } from "./conformance/outcomes.js";
 import { replayTests } from "./conformance/replay.js";
+import { retentionTests } from "./conformance/retention.js";
 
 export type { ConformanceGroup } from "./conformance/context.js";
 
@@ -110,5 +111,6 @@ export function runStorageConformance<S extends Storage<never>>(options: Storage
     replayTests(context);
     historyTests(context);
     operationsTests(context);
+    retentionTests(context);
   });
 }

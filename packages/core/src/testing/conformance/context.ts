@@ -23,6 +23,7 @@ export const CONFORMANCE_GROUPS = [
   "pagination",
   "stats",
   "recent-attempts",
+  "retention",
 ] as const;
 
 /** Name of one group of the storage conformance suite. */

@@ -1,0 +1,120 @@
+import * as v from "valibot";
+import type { Clock } from "../clock.js";
+import { DEFAULT_PRUNE_BATCH, PruneBatchSizeSchema, type OutboundConfig } from "../config.js";
+import { type Duration, toMs } from "../duration.js";
+import { InvalidInputError } from "../errors.js";
+import { messageIdBound } from "../ids.js";
+import type { Storage } from "../storage/storage.js";
+
+/** Options of `postel.outbound.prune()`. */
+export interface PruneOptions {
+  /** Delete finished messages that finished longer ago than this. Default: `retention.maxAge`. */
+  olderThan?: Duration;
+  /** Messages examined per transaction, 1 to 10,000. Default: `retention.batchSize`, else 500. */
+  batchSize?: number;
+  /** Stop after this many batches (`complete: false` if more was left); call again to go on. */
+  maxBatches?: number;
+  /** Stop between batches once aborted (`complete: false`); the batch running commits first. */
+  signal?: AbortSignal;
+}
+
+/** What a prune pass deleted. */
+export interface PruneResult {
+  messages: number;
+  deliveries: number;
+  /** Attempt records (every HTTP attempt of the deleted deliveries). */
+  attempts: number;
+  /** False when `maxBatches` or `signal` stopped the pass before the end of the old history. */
+  complete: boolean;
+}
+
+/** One pass over the history older than `finishedBefore`, batch by batch (see `RetentionStore`). */
+export interface PrunePass {
+  finishedBefore: number;
+  batchSize: number;
+  maxBatches?: number | undefined;
+  signal?: AbortSignal | undefined;
+  /** Awaited between batches with how long the last one took (the workers pause there). */
+  between?: (lastBatchMs: number) => Promise<void>;
+}
+
+/**
+ * Deletes, batch by batch, the finished messages (with all their deliveries and attempts) that
+ * finished before `pass.finishedBefore`, walking message ids up to the id bound of that time.
+ */
+export async function runPrunePass(
+  storage: Storage<unknown>,
+  clock: Clock,
+  pass: PrunePass,
+): Promise<PruneResult> {
+  const result: PruneResult = { messages: 0, deliveries: 0, attempts: 0, complete: false };
+  const below = messageIdBound(pass.finishedBefore);
+  let after = "";
+  let lastBatchMs = 0;
+  for (let batches = 0; ; batches++) {
+    if (batches > 0) await pass.between?.(lastBatchMs);
+    if (pass.signal?.aborted || batches >= (pass.maxBatches ?? Number.POSITIVE_INFINITY)) return result;
+    const started = clock.now();
+    const batch = await storage.pruneFinished({
+      finishedBefore: pass.finishedBefore,
+      after,
+      below,
+      limit: pass.batchSize,
+    });
+    result.messages += batch.messages;
+    result.deliveries += batch.deliveries;
+    result.attempts += batch.attempts;
+    lastBatchMs = clock.now() - started;
+    if (batch.next === null) return { ...result, complete: true };
+    after = batch.next;
+  }
+}
+
+const PruneOptionsSchema = v.strictObject({
+  olderThan: v.optional(v.unknown()),
+  batchSize: v.optional(PruneBatchSizeSchema),
+  maxBatches: v.optional(
+    v.pipe(
+      v.number("must be a whole number of batches >= 1"),
+      v.check((n) => Number.isInteger(n) && n >= 1, "must be a whole number of batches >= 1"),
+    ),
+  ),
+  signal: v.optional(v.instance(AbortSignal, "must be an AbortSignal")),
+});
+
+/**
+ * `postel.outbound.prune()`: one full pass over the finished history older than `olderThan` (or the
+ * configured `retention.maxAge`), validated before anything is deleted.
+ */
+export async function prune(
+  deps: { config: OutboundConfig; clock: Clock },
+  options: PruneOptions = {},
+): Promise<PruneResult> {
+  const parsed = v.safeParse(PruneOptionsSchema, options);
+  if (!parsed.success) {
+    const lines = parsed.issues.map((issue) => {
+      const path = v.getDotPath(issue) ?? "(options)";
+      return `${path}: ${issue.type === "strict_object" ? "unknown option (check the spelling)" : issue.message}`;
+    });
+    throw new InvalidInputError(
+      "INVALID_ARGUMENT",
+      `prune() options are invalid:\n  - ${lines.join("\n  - ")}`,
+    );
+  }
+  const { retention, storage } = deps.config;
+  const olderThan = options.olderThan;
+  if (olderThan === undefined && retention === null) {
+    throw new InvalidInputError(
+      "RETENTION_NOT_CONFIGURED",
+      'prune() needs an age: pass prune({ olderThan: "30d" }), or configure ' +
+        'Postel({ outbound: { retention: { maxAge: "30d" } } }) and the workers prune by themselves.',
+    );
+  }
+  const ageMs = olderThan === undefined ? retention!.maxAgeMs : toMs(olderThan, "prune() olderThan");
+  return runPrunePass(storage, deps.clock, {
+    finishedBefore: deps.clock.now() - ageMs,
+    batchSize: options.batchSize ?? retention?.batchSize ?? DEFAULT_PRUNE_BATCH,
+    maxBatches: options.maxBatches,
+    signal: options.signal,
+  });
+}

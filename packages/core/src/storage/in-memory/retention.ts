@@ -1,0 +1,53 @@
+import type { MessageStatus } from "../records.js";
+import type { PruneBatch, PruneRequest } from "../storage.js";
+import { compare, isTerminal, type MemoryState } from "./state.js";
+
+const FINISHED = new Set<MessageStatus>(["dispatched", "dead-lettered", "expired"]);
+
+/** Retention verbs of `InMemoryStorage`. */
+export class MemoryRetention {
+  readonly #state: MemoryState;
+
+  constructor(state: MemoryState) {
+    this.#state = state;
+  }
+
+  /** Runs synchronously, so the batch is atomic: a message goes with all its rows or not at all. */
+  async pruneFinished(request: PruneRequest): Promise<PruneBatch> {
+    const { after, below, limit, finishedBefore } = request;
+    const examined = [...this.#state.messages.keys()]
+      .filter((id) => compare(id, after) > 0 && compare(id, below) < 0)
+      .sort(compare)
+      .slice(0, Math.max(0, limit));
+    const batch: PruneBatch = { messages: 0, deliveries: 0, attempts: 0, next: null };
+    for (const id of examined) {
+      if (!this.#finishedBefore(id, finishedBefore)) continue;
+      const removed = this.#remove(id);
+      batch.messages += 1;
+      batch.deliveries += removed.deliveries;
+      batch.attempts += removed.attempts;
+    }
+    if (examined.length === limit && limit > 0) batch.next = examined[examined.length - 1]!;
+    return batch;
+  }
+
+  #finishedBefore(id: string, time: number): boolean {
+    const { record } = this.#state.messages.get(id)!;
+    if (!FINISHED.has(record.status) || record.finishedAt === null || record.finishedAt >= time) return false;
+    const deliveries = this.#state.deliveryIdsByMessage.get(id) ?? [];
+    return deliveries.every((deliveryId) => isTerminal(this.#state.deliveries.get(deliveryId)!.status));
+  }
+
+  #remove(id: string): { deliveries: number; attempts: number } {
+    const state = this.#state;
+    const { record } = state.messages.get(id)!;
+    const deliveryIds = state.deliveryIdsByMessage.get(id) ?? [];
+    const attempts = state.attemptsByMessage.get(id)?.length ?? 0;
+    for (const deliveryId of deliveryIds) state.deliveries.delete(deliveryId);
+    state.deliveryIdsByMessage.delete(id);
+    state.attemptsByMessage.delete(id);
+    if (record.idempotencyKey !== null) state.messageIdByKey.delete(record.idempotencyKey);
+    state.messages.delete(id);
+    return { deliveries: deliveryIds.length, attempts };
+  }
+}

@@ -1,0 +1,61 @@
+import type { PruneBatch, PruneRequest } from "@postel/core";
+import type { PendingQuery, Row, Sql } from "postgres";
+import { LEASE_ONLY } from "./claim.js";
+import { TERMINAL } from "./finalise-messages.js";
+
+/** Message statuses retention deletes. */
+const FINISHED = `('dispatched', 'dead-lettered', 'expired')`;
+
+/**
+ * One retention batch, one statement (so one short transaction): walk the primary key of
+ * `messages` from `after` for `limit` ids below `below`, lock the finished ones older than the cutoff
+ * that no one else holds (`SKIP LOCKED`: a replay or a worker on one of them wins, and this batch
+ * leaves it), and delete them with every delivery and attempt, found through
+ * `deliveries_message_id_idx` and `attempts_message_id_idx`. No index or column is added for this:
+ * the hot path pays nothing for retention.
+ */
+export async function pruneFinished(sql: Sql, request: PruneRequest): Promise<PruneBatch> {
+  const [row] = await pruneStatement(sql, request);
+  const examined = Number(row?.["examined"] ?? 0);
+  return {
+    messages: Number(row?.["messages"] ?? 0),
+    deliveries: Number(row?.["deliveries"] ?? 0),
+    attempts: Number(row?.["attempts"] ?? 0),
+    next: examined === request.limit && examined > 0 ? (row?.["last"] as string) : null,
+  };
+}
+
+/** The statement itself (tests EXPLAIN it to pin the index scans). */
+export function pruneStatement(sql: Sql, request: PruneRequest): PendingQuery<Row[]> {
+  const { after, below, limit, finishedBefore } = request;
+  // The ids are also handed over as arrays, which the planner looks up in the indexes (see claim.ts).
+  // A commit lost to a server crash only leaves rows a later pass deletes: no need to wait for the flush.
+  return sql`
+    WITH examined AS (
+      SELECT id FROM postel.messages
+      WHERE id > ${after} AND id < ${below} AND ${sql.unsafe(LEASE_ONLY)}
+      ORDER BY id
+      LIMIT ${limit}
+    ), doomed AS (
+      SELECT m.id FROM postel.messages m
+      WHERE m.id = ANY(ARRAY(SELECT id FROM examined))
+        AND m.status IN ${sql.unsafe(FINISHED)} AND m.finished_at < ${finishedBefore}::bigint
+        AND NOT EXISTS (
+          SELECT 1 FROM postel.deliveries d WHERE d.message_id = m.id AND d.status NOT IN ${sql.unsafe(TERMINAL)}
+        )
+      ORDER BY m.id
+      FOR UPDATE OF m SKIP LOCKED
+    ), gone_attempts AS (
+      DELETE FROM postel.attempts a WHERE a.message_id = ANY(ARRAY(SELECT id FROM doomed)) RETURNING 1
+    ), gone_deliveries AS (
+      DELETE FROM postel.deliveries d WHERE d.message_id = ANY(ARRAY(SELECT id FROM doomed))
+      RETURNING d.first_attempt_id
+    ), gone_messages AS (
+      DELETE FROM postel.messages m WHERE m.id = ANY(ARRAY(SELECT id FROM doomed)) RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM examined) AS examined,
+      (SELECT max(id) FROM examined) AS last,
+      (SELECT count(*) FROM gone_messages) AS messages,
+      (SELECT count(*) FROM gone_deliveries) AS deliveries,
+      (SELECT count(*) FROM gone_attempts) + (SELECT count(first_attempt_id) FROM gone_deliveries) AS attempts`;
+}

@@ -1,0 +1,53 @@
+import type { PruneBatch, PruneRequest } from "@postel/core";
+import type { Db, Statement } from "./internal/database.js";
+
+// The ids a batch examines: the next `limit` of the primary key from `after`, below `below`.
+const EXAMINED = `SELECT id FROM postel_messages WHERE id > :after AND id < :below ORDER BY id LIMIT :limit`;
+
+// Of those, the finished ones to delete. The unary + keeps SQLite on the primary key (see
+// finaliseMessages); every delivery must be terminal, so nothing live is ever deleted.
+const DOOMED = `SELECT m.id FROM postel_messages m
+  WHERE m.id IN (${EXAMINED})
+    AND +m.status IN ('dispatched', 'dead-lettered', 'expired') AND m.finished_at < :finishedBefore
+    AND NOT EXISTS (SELECT 1 FROM postel_deliveries d WHERE d.message_id = m.id AND d.status IN ('pending', 'held'))`;
+
+/** The statements of one batch: what it examined, then its deletes (tests EXPLAIN them). */
+export function pruneStatements(request: PruneRequest): Statement[] {
+  const args = {
+    after: request.after,
+    below: request.below,
+    limit: request.limit,
+    finishedBefore: request.finishedBefore,
+  };
+  return [
+    { sql: `SELECT count(*) AS n, max(id) AS last FROM (${EXAMINED})`, args },
+    { sql: `DELETE FROM postel_attempts WHERE message_id IN (${DOOMED})`, args },
+    { sql: `DELETE FROM postel_deliveries WHERE message_id IN (${DOOMED})`, args },
+    { sql: `DELETE FROM postel_messages WHERE id IN (${DOOMED})`, args },
+  ];
+}
+
+/** Retention: old finished history deleted a batch (one write transaction) at a time. */
+export function retentionStore(db: Db) {
+  return {
+    /**
+     * One write transaction under SQLite's single writer, so a batch never interleaves with a claim
+     * and a message goes with all its rows or not at all. Attempts go first, then deliveries, then
+     * messages, so no row is left pointing at a deleted one; the foreign keys are not checked on the
+     * way (see `WriteOptions`).
+     */
+    async pruneFinished(request: PruneRequest): Promise<PruneBatch> {
+      const [examined, attempts, deliveries, messages] = await db.write(pruneStatements(request), {
+        withoutForeignKeyChecks: true,
+      });
+      const row = examined?.rows[0];
+      const count = Number(row?.["n"] ?? 0);
+      return {
+        messages: messages?.rowsAffected ?? 0,
+        deliveries: deliveries?.rowsAffected ?? 0,
+        attempts: attempts?.rowsAffected ?? 0,
+        next: count === request.limit && count > 0 ? String(row?.["last"]) : null,
+      };
+    },
+  };
+}
