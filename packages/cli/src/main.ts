@@ -54,7 +54,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       interrupted: io.interrupted,
       open: async (options) => {
         target ??= resolveTarget(args.string("db"), io.env);
-        db ??= openDatabase(target, options);
+        db ??= await openDatabase(target, options);
         return db;
       },
     });
