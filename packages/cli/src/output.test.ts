@@ -36,7 +36,7 @@ test("on a terminal, the shrinkable column is cut with … to the terminal's wid
   const { out, text } = capture({ isTTY: true, columns: 40 }, { NO_COLOR: "1" });
   out.table(columns, rows);
   const lines = text.stdout.trimEnd().split("\n");
-  expect(lines.map((line) => line.length)).toEqual([35, 38, 40]);
+  expect(lines.map((line) => line.length)).toEqual([37, 38, 40]);
   expect(lines[1]).toBe("ep_1   https://example.com/a/…  active");
 });
 
