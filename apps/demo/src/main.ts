@@ -8,6 +8,7 @@ import { SqliteStorage } from "@postel/storage-sqlite";
 import { trackEndpoint } from "./endpoint-timeline.js";
 import { LiveView, progressRows, table } from "./progress.js";
 import { startReceiver } from "./receiver.js";
+import { runCli } from "./run-cli.js";
 
 const ORDERS = 10;
 const AUTO_DISABLE_WINDOW_S = 30;
@@ -219,26 +220,18 @@ for (const { name, id, path } of named) {
   });
 }
 say(table(summary));
-const trail = await postel.outbound.messages.attempts(committed[1]!);
-const byEndpoint = new Map<string, string>(named.map((n) => [n.id, n.name]));
-say(`\nAudit trail of ${committed[1]}:`);
-say(
-  table(
-    trail.map((a) => ({
-      "#": a.attemptNumber,
-      endpoint: byEndpoint.get(a.endpointId) ?? a.endpointId,
-      at: `+${((a.startedAt - started) / 1000).toFixed(1)}s`,
-      status: a.statusCode ?? a.errorCode ?? "",
-      outcome: a.outcome,
-      latency: `${a.latencyMs}ms`,
-      reason: a.error ?? "",
-    })),
-  ),
-);
-
 await postel.close();
 await receiver.close();
 client.close();
+
+// 9. What an operator sees from a shell: the `postel` CLI on the same SQLite file.
+const dbFile = join(dir, "shop.db");
+for (const args of [["stats"], ["messages", "show", committed[1]!]]) {
+  say(`\n$ postel ${args.join(" ")}`);
+  const run = runCli(args, dbFile);
+  say(run.output);
+  check(`\`postel ${args[0]}\` reads the outbox from the shell and exits 0`, run.status === 0);
+}
 rmSync(dir, { recursive: true, force: true });
 
 say("\nChecks");

@@ -1,0 +1,24 @@
+import type { Command } from "./command.js";
+import { deadLetterCommands } from "./commands/dead-letters.js";
+import { endpointStateCommands } from "./commands/endpoint-state.js";
+import { endpointCommands } from "./commands/endpoints.js";
+import { messageCommands } from "./commands/messages.js";
+import { migrateCommands } from "./commands/migrate.js";
+import { replayCommands } from "./commands/replay.js";
+import { statsCommands } from "./commands/stats.js";
+import { tailCommands } from "./commands/tail.js";
+
+/** Every `postel` command, in the order `postel --help` lists them. */
+export const COMMANDS: readonly Command[] = [
+  ...migrateCommands,
+  ...endpointCommands,
+  ...endpointStateCommands,
+  ...messageCommands,
+  ...deadLetterCommands,
+  ...replayCommands,
+  ...statsCommands,
+  ...tailCommands,
+];
+
+/** Words that take a subcommand (`postel endpoints list`). */
+export const GROUPS = new Set(COMMANDS.filter((c) => c.name.includes(" ")).map((c) => c.name.split(" ")[0]!));

@@ -1,0 +1,203 @@
+import { type Endpoint, type EndpointState, NotFoundError } from "@postel/core";
+import { type Command, nextPageHint, PAGE_OPTIONS, pageLimit } from "../command.js";
+import { compact } from "../compact.js";
+import { usageError } from "../exit-codes.js";
+import { listEndpoints, stats } from "../ops.js";
+import type { Output } from "../output.js";
+import { formatDuration, formatTime, percent } from "../time.js";
+
+const STATES: readonly EndpointState[] = ["active", "circuit-open", "disabled"];
+
+/** An endpoint as the CLI prints it: custom header values hidden (they often carry credentials). */
+export function withHiddenHeaders(endpoint: Endpoint): Endpoint {
+  const headers = Object.fromEntries(Object.keys(endpoint.headers).map((name) => [name, "***"]));
+  return { ...endpoint, headers };
+}
+
+/** The key/value block of one endpoint. */
+export function printEndpoint(out: Output, endpoint: Endpoint): void {
+  const { retryPolicy, circuitBreaker, autoDisable } = endpoint;
+  out.fields([
+    ["id", endpoint.id],
+    ["url", endpoint.url],
+    ["description", endpoint.description],
+    ["state", endpoint.state],
+    ["circuit open until", endpoint.circuitOpenUntil === null ? null : formatTime(endpoint.circuitOpenUntil)],
+    ["disabled because", endpoint.state === "disabled" ? endpoint.disabledReason : null],
+    ["types", endpoint.types.join(", ")],
+    ["tenant", endpoint.tenantId],
+    ["headers", Object.keys(endpoint.headers).join(", ") || null],
+    ["max in flight", endpoint.maxInFlight ?? "default"],
+    ["rate limit", endpoint.rateLimit === null ? "default" : `${endpoint.rateLimit}/s`],
+    ["retry policy", retryPolicy === null ? "default" : describePolicy(retryPolicy)],
+    [
+      "circuit breaker",
+      circuitBreaker === null
+        ? "default"
+        : `opens at ${percent(circuitBreaker.threshold)} failures over ${formatDuration(circuitBreaker.windowMs)} (min ${circuitBreaker.minimumVolume}), cooldown ${formatDuration(circuitBreaker.cooldownMs)}`,
+    ],
+    [
+      "auto-disable",
+      autoDisable === null
+        ? "default"
+        : `at ${percent(autoDisable.failureRate)} failures over ${formatDuration(autoDisable.windowMs)} (min ${autoDisable.minAttempts})`,
+    ],
+    ["created", formatTime(endpoint.createdAt)],
+    ["updated", formatTime(endpoint.updatedAt)],
+  ]);
+}
+
+/** The error (exit 3) for an endpoint id that does not exist. */
+export function endpointNotFound(id: string): NotFoundError {
+  return new NotFoundError(
+    "ENDPOINT_NOT_FOUND",
+    `No endpoint with id ${JSON.stringify(id)}; list them with \`postel endpoints list\`.`,
+  );
+}
+
+function describePolicy(policy: NonNullable<Endpoint["retryPolicy"]>): string {
+  if (policy.kind === "named") return `named ${JSON.stringify(policy.name)}`;
+  if (policy.kind === "linear")
+    return `linear, step ${formatDuration(policy.stepMs)}, ${policy.maxAttempts} retries`;
+  return `exponential ${policy.schedule.map(formatDuration).join(" ")}, ${policy.maxAttempts} retries`;
+}
+
+const list: Command = {
+  name: "endpoints list",
+  summary: "List endpoints, oldest first",
+  options: {
+    state: {
+      type: "string",
+      value: "<state>",
+      description: "only endpoints in this state: active, circuit-open, disabled",
+    },
+    tenant: { type: "string", value: "<id>", description: "only this tenant's endpoints" },
+    ...PAGE_OPTIONS,
+  },
+  details: ["JSON: { items: Endpoint[], nextCursor }. Secrets are never listed."],
+  async run({ args, out, open }) {
+    args.expectPositionals(0);
+    const state = args.string("state");
+    if (state !== undefined && !STATES.includes(state as EndpointState)) {
+      throw usageError(`--state must be one of ${STATES.join(", ")}; got ${JSON.stringify(state)}.`);
+    }
+    const page = await listEndpoints(
+      await open(),
+      compact({
+        limit: pageLimit(args),
+        state: state as EndpointState | undefined,
+        tenantId: args.string("tenant"),
+        cursor: args.string("cursor"),
+      }),
+    );
+    if (out.json) return out.data({ ...page, items: page.items.map(withHiddenHeaders) });
+    if (page.items.length === 0) return out.note("No endpoints.");
+    out.table(
+      [
+        { header: "ID", cell: (e: Endpoint) => e.id },
+        { header: "STATE", cell: (e) => e.state },
+        { header: "URL", cell: (e) => e.url, shrink: true },
+        { header: "TYPES", cell: (e) => e.types.join(","), shrink: true },
+        { header: "TENANT", cell: (e) => e.tenantId },
+        { header: "DESCRIPTION", cell: (e) => e.description, shrink: true },
+      ],
+      page.items,
+    );
+    nextPageHint(out, page.nextCursor);
+  },
+};
+
+const show: Command = {
+  name: "endpoints show",
+  summary: "One endpoint: state, breaker, limits and recent health (never its secret)",
+  operands: ["<id>"],
+  options: {
+    window: { type: "string", value: "<duration>", description: 'health over this long (default "1h")' },
+  },
+  details: [
+    "JSON: { endpoint, health } (health: the endpoint's line of `postel stats`).",
+    "Custom header values are printed as ***. Read the signing secret with `postel endpoints secret <id>`.",
+  ],
+  async run({ args, out, open, now }) {
+    const id = args.positional(0, "the endpoint id");
+    args.expectPositionals(1);
+    const windowMs = args.duration("window") ?? 3_600_000;
+    const db = await open();
+    const endpoint = await db.postel.outbound.endpoints.get(id);
+    if (endpoint === null) throw endpointNotFound(id);
+    const all = await stats(db, { windowMs, now: now() });
+    const health = all.endpoints.find((e) => e.id === id) ?? null;
+    if (out.json) return out.data({ endpoint: withHiddenHeaders(endpoint), health });
+    printEndpoint(out, endpoint);
+    if (health === null) return;
+    out.heading(`Health, last ${formatDuration(windowMs)}`);
+    out.fields([
+      ["attempts", health.attempts],
+      ["failures", health.failures],
+      ["failure rate", percent(health.failureRate) || "-"],
+      ["due", health.due],
+      ["in flight", health.inFlight],
+      ["held", health.held],
+      ["dead letters", health.deadLetters],
+    ]);
+  },
+};
+
+const create: Command = {
+  name: "endpoints create",
+  summary: "Create an endpoint (its secret is generated, and printed only with --show-secret)",
+  options: {
+    url: { type: "string", value: "<url>", description: "where webhooks are POSTed (required)" },
+    types: {
+      type: "string",
+      multiple: true,
+      value: "<glob>",
+      description: 'event types to receive, e.g. "order.*" (repeat, or comma-separate; default "*")',
+    },
+    description: { type: "string", value: "<text>", description: "a note for people" },
+    tenant: { type: "string", value: "<id>", description: "receive only this tenant's messages" },
+    header: {
+      type: "string",
+      multiple: true,
+      value: "<name=value>",
+      description: "an extra request header (repeat)",
+    },
+    "allow-private-networks": {
+      type: "boolean",
+      description: "accept a URL on a private or loopback address (refused by default)",
+    },
+    "show-secret": { type: "boolean", description: "print the generated signing secret" },
+  },
+  details: ["JSON: the endpoint (with `secret` only when --show-secret is given)."],
+  async run({ args, out, open }) {
+    args.expectPositionals(0);
+    const url = args.required("url");
+    const types = args.strings("types").flatMap((t) => t.split(",").map((part) => part.trim()));
+    const headers: Record<string, string> = {};
+    for (const header of args.strings("header")) {
+      const at = header.indexOf("=");
+      if (at <= 0) throw usageError(`--header must be name=value; got ${JSON.stringify(header)}.`);
+      headers[header.slice(0, at).trim()] = header.slice(at + 1);
+    }
+    const db = await open({ allowPrivateNetworks: args.flag("allow-private-networks") });
+    const endpoint = await db.postel.outbound.endpoints.create(
+      compact({
+        url,
+        types: types.length > 0 ? types : undefined,
+        headers: Object.keys(headers).length > 0 ? headers : undefined,
+        description: args.string("description"),
+        tenantId: args.string("tenant"),
+      }),
+    );
+    const secret = args.flag("show-secret")
+      ? await db.postel.outbound.endpoints.secret(endpoint.id)
+      : undefined;
+    if (out.json) return out.data({ ...withHiddenHeaders(endpoint), ...(secret ? { secret } : {}) });
+    printEndpoint(out, endpoint);
+    if (secret) out.fields([["secret", secret]]);
+    else out.note(`The signing secret is hidden; read it with: postel endpoints secret ${endpoint.id}`);
+  },
+};
+
+/** `endpoints list`, `show` and `create`. */
+export const endpointCommands: Command[] = [list, show, create];

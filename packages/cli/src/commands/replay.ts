@@ -1,0 +1,114 @@
+import type { DeliveryStatus, ReplaySelection } from "@postel/core";
+import type { Args } from "../args.js";
+import type { Command } from "../command.js";
+import { compact } from "../compact.js";
+import { usageError } from "../exit-codes.js";
+import { replay } from "../ops.js";
+import type { Output } from "../output.js";
+import { TIME_RANGE_OPTIONS } from "./messages.js";
+
+const REPLAYABLE: readonly DeliveryStatus[] = ["succeeded", "failed", "dead-lettered", "expired"];
+
+const command: Command = {
+  name: "replay",
+  summary: "Send finished deliveries again: by message id, or by endpoint and time range",
+  options: {
+    message: { type: "string", multiple: true, value: "<id>", description: "replay this message (repeat)" },
+    endpoint: {
+      type: "string",
+      value: "<id>",
+      description: "replay this endpoint's deliveries (needs --since, --yes)",
+    },
+    ...TIME_RANGE_OPTIONS,
+    status: {
+      type: "string",
+      multiple: true,
+      value: "<status>",
+      description: `only deliveries in this status (repeat): ${REPLAYABLE.join(", ")}; default all`,
+    },
+    "fresh-webhook-id": {
+      type: "boolean",
+      description: "give replayed deliveries a new webhook-id, so deduplicating receivers process them again",
+    },
+    limit: { type: "string", value: "<n>", description: "at most this many deliveries (default 10000)" },
+    yes: { type: "boolean", description: "confirm a bulk replay (--endpoint)" },
+    progress: { type: "boolean", description: "report progress on stderr even when it is not a terminal" },
+  },
+  details: [
+    "--since/--until select messages by creation time. Progress goes to stderr on a terminal.",
+    "JSON: { replayed, deliveries: [{ messageId, deliveryId, endpointId, webhookId }] }.",
+    "Examples:",
+    "  postel replay --message msg_01J...",
+    "  postel replay --endpoint ep_01J... --since 1d --status dead-lettered --yes",
+  ],
+  async run({ args, out, open, now }) {
+    args.expectPositionals(0);
+    const selection = selectionOf(args, now());
+    const status = args.strings("status");
+    for (const s of status) {
+      if (!REPLAYABLE.includes(s as DeliveryStatus)) {
+        throw usageError(`--status must be one of ${REPLAYABLE.join(", ")}; got ${JSON.stringify(s)}.`);
+      }
+    }
+    const limit = args.integer("limit", 1, 10_000_000);
+    const progress = progressReporter(out, args.flag("progress") || out.stderrIsTTY);
+    const deliveries = await replay(
+      await open(),
+      selection,
+      compact({
+        freshWebhookId: args.flag("fresh-webhook-id"),
+        status: status.length > 0 ? (status as DeliveryStatus[]) : undefined,
+        limit,
+        onProgress: progress,
+      }),
+    );
+    if (out.json) return out.data({ replayed: deliveries.length, deliveries });
+    const messages = new Set(deliveries.map((d) => d.messageId)).size;
+    out.text(
+      deliveries.length === 0
+        ? "Nothing to replay: no finished delivery matched."
+        : `Replayed ${deliveries.length} deliveries of ${messages} messages; workers send them again.`,
+    );
+  },
+};
+
+function selectionOf(args: Args, now: number): ReplaySelection {
+  const messageIds = args.strings("message");
+  const endpointId = args.string("endpoint");
+  if (messageIds.length > 0 && endpointId !== undefined) {
+    throw usageError("Pass either --message or --endpoint, not both.");
+  }
+  if (messageIds.length > 0) return { messageIds };
+  if (endpointId === undefined) {
+    throw usageError(
+      "Say what to replay: --message <id> (repeatable), or --endpoint <id> --since <time> --yes.",
+    );
+  }
+  const since = args.time("since", now);
+  if (since === undefined) throw usageError("--endpoint needs --since (e.g. --since 1d or an ISO time).");
+  if (!args.flag("yes")) {
+    throw usageError(
+      "A replay by endpoint sends every matching delivery again (up to --limit); add --yes to confirm.",
+    );
+  }
+  return compact({ endpointId, since, until: args.time("until", now) });
+}
+
+// "replaying 1200/100000 (1%)", redrawn in place on a terminal; a line a second otherwise.
+function progressReporter(out: Output, enabled: boolean) {
+  let last = 0;
+  return ({ replayed, total }: { replayed: number; total: number }) => {
+    if (!enabled) return;
+    const done = replayed >= total;
+    const line = `replaying ${replayed}/${total} (${total === 0 ? 100 : Math.floor((replayed / total) * 100)}%)`;
+    if (out.stderrIsTTY) {
+      out.progress(`\r${line}${done ? "\n" : ""}`);
+    } else if (done || Date.now() - last >= 1000) {
+      last = Date.now();
+      out.progress(`${line}\n`);
+    }
+  };
+}
+
+/** `replay`. */
+export const replayCommands: Command[] = [command];

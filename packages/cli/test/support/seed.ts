@@ -1,0 +1,50 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { LinearBackoff, Postel, type PostelInstance, type Storage } from "@postel/core";
+import { PostgresStorage } from "@postel/storage-postgres";
+import { SqliteStorage } from "@postel/storage-sqlite";
+
+/** A receiver on 127.0.0.1: `/ok` answers 200, `/fail` answers 500 with a body. */
+export async function startReceiver(): Promise<{ url(path: string): string; close(): Promise<void> }> {
+  const server: Server = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      const ok = request.url === "/ok";
+      response.writeHead(ok ? 200 : 500, { "content-type": "text/plain" });
+      response.end(ok ? "thanks" : "boom: receiver is down");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (path) => `http://127.0.0.1:${port}${path}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * A Postel on the same database the CLI reads, as an application would run it: no retries (a failure
+ * dead-letters at once), no breaker or auto-disable, so every outcome is decided in one `drain()`.
+ */
+export function application(database: string): PostelInstance<Storage<unknown>> {
+  const storage = database.startsWith("postgres")
+    ? PostgresStorage({ url: database }, { listen: false })
+    : SqliteStorage({ url: `file:${database}` });
+  return Postel({
+    outbound: {
+      storage,
+      retryPolicy: LinearBackoff({ maxAttempts: 0, step: "1s" }),
+      circuitBreaker: false,
+      autoDisable: false,
+      http: { allowPrivateNetworks: true, timeout: "5s" },
+    },
+  });
+}
+
+/** Drains until nothing is left to do now. */
+export async function drainAll(app: PostelInstance<Storage<unknown>>): Promise<void> {
+  for (let round = 0; round < 50; round++) {
+    const result = await app.drain();
+    if (Object.values(result).every((n) => n === 0)) return;
+  }
+}
