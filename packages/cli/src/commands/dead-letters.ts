@@ -1,6 +1,6 @@
 import { type Command, nextPageHint, PAGE_OPTIONS, pageLimit } from "../command.js";
 import { compact } from "../compact.js";
-import { type DeadLetter, listDeadLetters } from "../ops.js";
+import type { DeadLetter } from "@postel/core";
 import { formatTime } from "../time.js";
 import { TIME_RANGE_OPTIONS } from "./messages.js";
 
@@ -18,8 +18,7 @@ const list: Command = {
   ],
   async run({ args, out, open, now }) {
     args.expectPositionals(0);
-    const page = await listDeadLetters(
-      await open(),
+    const page = await (await open()).postel.outbound.deadLetters.list(
       compact({
         limit: pageLimit(args),
         endpointId: args.string("endpoint"),

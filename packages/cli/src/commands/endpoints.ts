@@ -2,7 +2,6 @@ import { type Endpoint, type EndpointState, NotFoundError } from "@postel/core";
 import { type Command, nextPageHint, PAGE_OPTIONS, pageLimit } from "../command.js";
 import { compact } from "../compact.js";
 import { usageError } from "../exit-codes.js";
-import { listEndpoints, stats } from "../ops.js";
 import type { Output } from "../output.js";
 import { formatDuration, formatTime, percent } from "../time.js";
 
@@ -81,8 +80,7 @@ const list: Command = {
     if (state !== undefined && !STATES.includes(state as EndpointState)) {
       throw usageError(`--state must be one of ${STATES.join(", ")}; got ${JSON.stringify(state)}.`);
     }
-    const page = await listEndpoints(
-      await open(),
+    const page = await (await open()).postel.outbound.endpoints.list(
       compact({
         limit: pageLimit(args),
         state: state as EndpointState | undefined,
@@ -125,7 +123,7 @@ const show: Command = {
     const db = await open();
     const endpoint = await db.postel.outbound.endpoints.get(id);
     if (endpoint === null) throw endpointNotFound(id);
-    const all = await stats(db, { windowMs, now: now() });
+    const all = await db.postel.outbound.stats({ window: windowMs });
     const health = all.endpoints.find((e) => e.id === id) ?? null;
     if (out.json) return out.data({ endpoint: withHiddenHeaders(endpoint), health });
     printEndpoint(out, endpoint);

@@ -2,7 +2,6 @@ import type { AttemptRecord, DeliveryRecord, Message, MessageStatus } from "@pos
 import { type Command, nextPageHint, PAGE_OPTIONS, pageLimit } from "../command.js";
 import { compact } from "../compact.js";
 import { usageError } from "../exit-codes.js";
-import { listMessages } from "../ops.js";
 import { formatTime } from "../time.js";
 
 const STATUSES: readonly MessageStatus[] = ["pending", "dispatched", "dead-lettered", "expired"];
@@ -34,8 +33,7 @@ const list: Command = {
     if (status !== undefined && !STATUSES.includes(status as MessageStatus)) {
       throw usageError(`--status must be one of ${STATUSES.join(", ")}; got ${JSON.stringify(status)}.`);
     }
-    const page = await listMessages(
-      await open(),
+    const page = await (await open()).postel.outbound.messages.list(
       compact({
         limit: pageLimit(args),
         status: status as MessageStatus | undefined,

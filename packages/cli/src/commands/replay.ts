@@ -3,7 +3,6 @@ import type { Args } from "../args.js";
 import type { Command } from "../command.js";
 import { compact } from "../compact.js";
 import { usageError } from "../exit-codes.js";
-import { replay } from "../ops.js";
 import type { Output } from "../output.js";
 import { TIME_RANGE_OPTIONS } from "./messages.js";
 
@@ -52,8 +51,7 @@ const command: Command = {
     }
     const limit = args.integer("limit", 1, 10_000_000);
     const progress = progressReporter(out, args.flag("progress") || out.stderrIsTTY);
-    const deliveries = await replay(
-      await open(),
+    const deliveries = await (await open()).postel.outbound.replay(
       selection,
       compact({
         freshWebhookId: args.flag("fresh-webhook-id"),

@@ -1,5 +1,5 @@
 import type { Command } from "../command.js";
-import { type EndpointStats, stats } from "../ops.js";
+import type { EndpointStats } from "@postel/core";
 import { formatDuration, percent, relative } from "../time.js";
 
 const command: Command = {
@@ -16,7 +16,7 @@ const command: Command = {
   async run({ args, out, open, now }) {
     args.expectPositionals(0);
     const windowMs = args.duration("window") ?? 3_600_000;
-    const result = await stats(await open(), { windowMs, now: now() });
+    const result = await (await open()).postel.outbound.stats({ window: windowMs });
     if (out.json) return out.data(result);
     const { backlog, attempts } = result;
     out.fields([

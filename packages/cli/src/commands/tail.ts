@@ -1,6 +1,5 @@
 import type { AttemptRecord } from "@postel/core";
 import type { Command } from "../command.js";
-import { recentAttempts } from "../ops.js";
 import type { Output } from "../output.js";
 import { formatTime } from "../time.js";
 
@@ -37,7 +36,7 @@ const command: Command = {
     const seen = new Map<string, number>();
     while (!stopped) {
       const polledAt = now();
-      const attempts = await recentAttempts(db, { since: Math.max(since, 0), limit: 1000 });
+      const attempts = await db.postel.outbound.attempts.recent({ since: Math.max(since, 0), limit: 1000 });
       for (const attempt of attempts) {
         if (seen.has(attempt.id) || (endpointId !== undefined && attempt.endpointId !== endpointId)) continue;
         seen.set(attempt.id, attempt.startedAt);
