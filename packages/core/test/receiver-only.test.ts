@@ -53,6 +53,10 @@ describe("a receiver-only install", () => {
     expect(signing.peerDependenciesMeta).toEqual({ "@opentelemetry/api": { optional: true } });
   });
 
+  test("the main entry loads nothing of OpenTelemetry (it is loaded when telemetry is turned on)", () => {
+    expect(modulesLoadedBy("@postel/core").filter((url) => /@opentelemetry/.test(url))).toEqual([]);
+  });
+
   test("whereas the main entry does load undici (so the check above can fail)", () => {
     const loaded = modulesLoadedBy("@postel/core");
     expect(loaded.some((url) => /\/undici\//.test(url))).toBe(true);

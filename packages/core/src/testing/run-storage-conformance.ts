@@ -1,3 +1,4 @@
+import { traceContextTests } from "./conformance/trace-context.js";
 import { directTests } from "./conformance/direct.js";
 import { afterEach, beforeEach, describe } from "vitest";
 import { ConfigurationError } from "../errors.js";
@@ -108,5 +109,6 @@ export function runStorageConformance<S extends Storage<never>>(options: Storage
     auditTests(context);
     replayTests(context);
     historyTests(context);
+    traceContextTests(context);
   });
 }

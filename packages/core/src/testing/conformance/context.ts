@@ -20,6 +20,8 @@ export const CONFORMANCE_GROUPS = [
   "audit",
   "replay",
   "history",
+  "trace-context",
+  "trace-context-transactions",
 ] as const;
 
 /** Name of one group of the storage conformance suite. */
