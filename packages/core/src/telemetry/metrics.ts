@@ -1,4 +1,4 @@
-import type { Counter, Histogram, Meter, UpDownCounter } from "@opentelemetry/api";
+import type { Counter, Histogram, Meter } from "@opentelemetry/api";
 import type { EndpointState } from "../storage/records.js";
 
 /**
@@ -27,7 +27,6 @@ export interface Instruments {
   attemptDuration: Histogram;
   deliveryDuration: Histogram;
   deadLetters: Counter;
-  inFlight: UpDownCounter;
 }
 
 /** Creates the synchronous instruments; the observable gauges are registered by `observeBacklog`. */
@@ -51,10 +50,6 @@ export function createInstruments(meter: Meter): Instruments {
     deadLetters: meter.createCounter("postel.delivery.dead_letters", {
       description: "Deliveries that failed for good: retries exhausted, or a permanent error.",
       unit: "{delivery}",
-    }),
-    inFlight: meter.createUpDownCounter("postel.delivery.in_flight", {
-      description: "HTTP delivery attempts in flight in this process.",
-      unit: "{request}",
     }),
   };
 }

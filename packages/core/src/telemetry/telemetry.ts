@@ -83,6 +83,8 @@ export class Telemetry {
   readonly #deps: TelemetryDeps;
   readonly #urls = new Map<string, { full: string; address: string; port: number }>();
   #backlog: { at: number; read: Promise<Backlog> } | null = null;
+  // A plain count, observed by a gauge: an up-down counter cost two SDK calls per attempt.
+  #inFlight = 0;
 
   constructor(api: OpenTelemetryApiModule, options: TelemetryOptions, deps: TelemetryDeps) {
     this.#api = api;
@@ -151,7 +153,7 @@ export class Telemetry {
       api.ROOT_CONTEXT,
     );
     this.#propagator.inject(api.trace.setSpan(api.ROOT_CONTEXT, span), headers, headerPairsSetter);
-    this.#instruments.inFlight.add(1);
+    this.#inFlight++;
     return span;
   }
 
@@ -175,7 +177,7 @@ export class Telemetry {
       "postel.http.status_class": statusClass(statusCode),
     };
     if (errorCode !== null) attributes["error.type"] = errorCode;
-    this.#instruments.inFlight.add(-1);
+    this.#inFlight--;
     this.#instruments.attempts.add(1, attributes);
     this.#instruments.attemptDuration.record(attempt.latencyMs / 1000, attributes);
   }
@@ -235,12 +237,17 @@ export class Telemetry {
       description: "How long the oldest due delivery has been waiting.",
       unit: "s",
     });
+    const inFlight = meter.createObservableGauge("postel.delivery.in_flight", {
+      description: "HTTP delivery attempts in flight in this process.",
+      unit: "{request}",
+    });
     const state = meter.createObservableGauge("postel.endpoint.state", {
       description: "1 for each endpoint's current state (active, circuit-open, disabled), 0 for the others.",
       unit: "{endpoint}",
     });
     meter.addBatchObservableCallback(
       async (result) => {
+        result.observe(inFlight, this.#inFlight);
         try {
           const [read, endpoints] = await Promise.all([this.#readBacklog(), this.#deps.endpoints()]);
           result.observe(backlog, read.due);
@@ -259,7 +266,7 @@ export class Telemetry {
           this.#deps.events.emit("error", { error, context: "reading the backlog for metrics" });
         }
       },
-      [backlog, oldest, state],
+      [backlog, oldest, inFlight, state],
     );
   }
 
