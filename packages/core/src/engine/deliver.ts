@@ -136,7 +136,7 @@ export async function deliver(
     "reason" in verdict ? verdict.reason : null,
   );
   const result = decide(ctx, claimed, endpoint, verdict, attempt, finishedAt, probeSlot);
-  if (span !== null) (telemetry as Telemetry).endAttempt(span, attempt, result.outcome);
+  if (telemetry !== null && span !== null) telemetry.endAttempt(span, attempt, result.outcome);
   return result;
 }
 
