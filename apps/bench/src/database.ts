@@ -70,11 +70,12 @@ export async function seedMessages(
   count: number,
   prefix = "msg_bench",
   types: string[] = ["order.created"],
+  traceContext: string | null = null,
 ): Promise<void> {
   await sql`
-    INSERT INTO postel.messages (id, type, payload, status, created_at)
+    INSERT INTO postel.messages (id, type, payload, status, created_at, trace_context)
     SELECT ${prefix} || lpad(i::text, 10, '0'), (${sql.array(types)}::text[])[1 + (i - 1) % ${types.length}::int],
-      ${PAYLOAD}, 'pending', ${Date.now()}::bigint
+      ${PAYLOAD}, 'pending', ${Date.now()}::bigint, ${traceContext}
     FROM generate_series(1, ${count}::int) AS i`;
   await sql`VACUUM ANALYZE postel.messages`;
 }

@@ -76,12 +76,14 @@ export interface DrainOptions {
   log: (line: string) => void;
   label: string;
   receiver: Receiver;
-  /** Overrides of the worker configuration (Postel: concurrency, batchSize, retention). */
+  /** Overrides of the worker configuration (Postel: concurrency, batchSize, retention, telemetry). */
   worker?: Partial<PostelWorkerConfig>;
   /** Reuse this database (history scenario) instead of a fresh one. */
   database?: BenchDatabase;
   /** Message id prefix (unique per run when the database is reused). */
   prefix?: string;
+  /** Stored with every seeded message, as `send()` does inside a span with telemetry on. */
+  traceContext?: string;
 }
 
 /** Creates `count` endpoints (all matching every type) on the receiver through Postel's API. */
@@ -105,7 +107,13 @@ export async function drainWithPostel(base: string, options: DrainOptions): Prom
   const database = options.database ?? (await createBenchDatabase());
   try {
     if (!options.database) await createEndpoints(database, base, options.endpoints);
-    await seedMessages(database.sql, options.messages, options.prefix);
+    await seedMessages(
+      database.sql,
+      options.messages,
+      options.prefix,
+      undefined,
+      options.traceContext ?? null,
+    );
     const deliveries = options.messages * options.endpoints;
     const config: PostelWorkerConfig = {
       url: database.url,

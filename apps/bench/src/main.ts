@@ -16,6 +16,7 @@ import { sendBatch, sqliteSendBatch } from "./scenarios/send-batch.js";
 import { sendLatency } from "./scenarios/send-latency.js";
 import { sqliteDrain } from "./scenarios/sqlite-drain.js";
 import { sqliteSendLatency } from "./scenarios/sqlite-send-latency.js";
+import { telemetry } from "./scenarios/telemetry.js";
 import { wakeLatency } from "./scenarios/wake-latency.js";
 import { sqliteVersion } from "./sqlite-file.js";
 import {
@@ -41,6 +42,7 @@ const SCENARIOS: Scenario[] = [
   quietEndpoint,
   latency,
   peers,
+  telemetry,
   sqliteDrain,
   sqliteSendLatency,
   sqliteSendBatch,

@@ -2,6 +2,7 @@ import { Postel } from "@postel/core";
 import { PostgresStorage } from "@postel/storage-postgres";
 import { SqliteStorage } from "@postel/storage-sqlite";
 import { childConfig, type PostelWorkerConfig, report, type WorkerReport } from "./protocol.js";
+import { telemetryFor } from "./telemetry-sdk.js";
 import { traceStorage } from "./trace-storage.js";
 import { serveWorker } from "./worker-process.js";
 
@@ -16,6 +17,7 @@ const storage =
 // BENCH_TRACE=1 prints, on exit, how often each storage call ran and how long it took on average.
 if (process.env["BENCH_TRACE"]) traceStorage(storage);
 const postel = Postel({
+  telemetry: telemetryFor(config.telemetry ?? "off"),
   outbound: {
     storage,
     workers: {

@@ -103,11 +103,18 @@ export interface PeerWorkerConfig extends WorkerConfig {
   body: string;
 }
 
+/**
+ * Telemetry of a Postel worker (the telemetry scenario): off, or on with the OTel SDK exporting to a
+ * no-op exporter (`noop`) or to its in-memory exporters (`memory`).
+ */
+export type TelemetryMode = "off" | "noop" | "memory";
+
 /** Configuration of `postel-worker.js`: without `concurrency`, Postel's own default applies. */
 export type PostelWorkerConfig = Omit<WorkerConfig, "concurrency"> & {
   concurrency?: number;
   /** Postel's `outbound.retention`: the worker prunes old history while it drains (retention scenarios). */
   retention?: { maxAge: Duration; interval: Duration };
+  telemetry?: TelemetryMode;
 };
 
 /** What a worker reports. `peakRssBytes` is the kernel's high-water mark (VmHWM) when available. */

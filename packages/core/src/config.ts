@@ -8,6 +8,7 @@ import type { Endpoint, OutboundEvent } from "./outbound/types.js";
 import { defaultRandom, type Random } from "./random.js";
 import type { AutoDisableSettings, CircuitBreakerSettings } from "./storage/records.js";
 import type { Storage } from "./storage/storage.js";
+import type { TelemetryOptions } from "./telemetry/telemetry.js";
 
 /** Circuit-breaker options (globally or per endpoint). */
 export interface CircuitBreakerOptions {
@@ -148,6 +149,12 @@ export interface PostelOptions<
   clock?: Clock;
   /** Source of randomness for jitter. Default `Math.random`. */
   random?: Random;
+  /**
+   * OpenTelemetry traces and metrics (see the README's Telemetry section). `true` uses the global
+   * providers and propagator; an object names its own. Default off: nothing of OpenTelemetry is
+   * loaded and nothing is recorded.
+   */
+  telemetry?: TelemetryOptions | boolean;
 }
 
 /** Outbound options after validation, with every default applied and durations in ms. */
@@ -434,13 +441,42 @@ const PostelSchema = v.strictObject({
     ),
   ),
   random: v.optional(v.custom<Random>(isFunction, "must be a function returning a number in [0, 1)")),
+  // `true` arrives here as {} and `false` as null (see withFalseAsNull): a union would hide nested issues.
+  telemetry: v.optional(
+    v.nullable(
+      v.pipe(
+        objectNotArray("telemetry"),
+        v.strictObject({
+          tracerProvider: v.optional(
+            hasMethods("getTracer", "a TracerProvider (e.g. the SDK's NodeTracerProvider)"),
+          ),
+          meterProvider: v.optional(hasMethods("getMeter", "a MeterProvider (e.g. the SDK's MeterProvider)")),
+          propagator: v.optional(
+            hasMethods("inject", "a TextMapPropagator (e.g. new W3CTraceContextPropagator())", "extract"),
+          ),
+        }),
+      ),
+    ),
+  ),
 });
+
+function hasMethods<T>(method: string, what: string, ...more: string[]) {
+  return v.custom<T>(
+    (x) =>
+      typeof x === "object" &&
+      x !== null &&
+      [method, ...more].every((m) => isFunction((x as Record<string, unknown>)[m])),
+    `must be ${what}; or leave it out for the global one of @opentelemetry/api`,
+  );
+}
 
 /** Validated `Postel()` options. */
 export interface PostelConfig {
   outbound: OutboundConfig | null;
   clock: Clock;
   random: Random;
+  /** Null when telemetry is off. */
+  telemetry: TelemetryOptions | null;
 }
 
 const MISSING_STORAGE =
@@ -471,7 +507,8 @@ export function parsePostelOptions(options: unknown, workerId: () => string): Po
   const result = v.safeParse(PostelSchema, withFalseAsNull(options));
   if (!result.success) throw new ConfigurationError(toConfigurationIssues(result.issues));
   const { outbound, clock = systemClock, random = defaultRandom } = result.output;
-  if (!outbound) return { outbound: null, clock, random };
+  const telemetry = (result.output.telemetry ?? null) as TelemetryOptions | null;
+  if (!outbound) return { outbound: null, clock, random, telemetry };
   const issues: ConfigurationIssue[] = [];
   if (outbound.signing.algorithm === undefined) outbound.signing.algorithm = "v1";
   const config: OutboundConfig = {
@@ -518,7 +555,7 @@ export function parsePostelOptions(options: unknown, workerId: () => string): Po
     });
   }
   if (issues.length > 0) throw new ConfigurationError(issues);
-  return { outbound: config, clock, random };
+  return { outbound: config, clock, random, telemetry };
 }
 
 /** The pool starts at 256 (or `max`, if lower) and, with `"auto"`, may grow to `max`. */
@@ -529,12 +566,17 @@ function concurrencyBounds(concurrency: number | "auto", max: number): { min: nu
 
 const AUTO_CONCURRENCY_START = 256;
 
-/** Maps `circuitBreaker: false` / `autoDisable: false` to null so the schema can report nested issues. */
+/**
+ * Maps `circuitBreaker: false` / `autoDisable: false` / `telemetry: false` to null and
+ * `telemetry: true` to `{}` (every global) so the schema can report nested issues.
+ */
 function withFalseAsNull(options: unknown): unknown {
   if (typeof options !== "object" || options === null) return options ?? {};
+  const telemetry = (options as { telemetry?: unknown }).telemetry;
+  if (typeof telemetry === "boolean") options = { ...(options as object), telemetry: telemetry ? {} : null };
   const outbound = (options as { outbound?: unknown }).outbound;
   if (typeof outbound !== "object" || outbound === null) return options;
   const copy: Record<string, unknown> = { ...outbound };
   for (const key of ["circuitBreaker", "autoDisable"]) if (copy[key] === false) copy[key] = null;
-  return { ...options, outbound: copy };
+  return { ...(options as object), outbound: copy };
 }

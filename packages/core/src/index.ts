@@ -1,3 +1,4 @@
+export type { TelemetryOptions } from "./telemetry/telemetry.js";
 export { Postel } from "./postel.js";
 export type { Outbound, PostelInstance } from "./postel.js";
 export type {

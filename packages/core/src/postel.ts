@@ -24,6 +24,8 @@ import { send } from "./outbound/send.js";
 import { sendBatch } from "./outbound/send-batch.js";
 import type { SendEvent, SendResult } from "./outbound/types.js";
 import type { Storage, TransactionOf } from "./storage/storage.js";
+import { loadOpenTelemetryApi } from "./telemetry/load-api.js";
+import { Telemetry } from "./telemetry/telemetry.js";
 import { Receiver } from "@postel/signing/inbound";
 import type { InboundSourceOptions } from "@postel/signing/inbound";
 
@@ -128,13 +130,31 @@ export function Postel<
   S extends Storage<unknown>,
   I extends Record<string, InboundSourceOptions<unknown>> = Record<string, InboundSourceOptions<unknown>>,
 >(options: PostelOptions<S, I>): PostelInstance<S, I> {
-  const { outbound, clock, random } = parsePostelOptions(options, () => `w_${randomUUID().slice(0, 8)}`);
-  const receiver = options.inbound ? Receiver({ sources: options.inbound, clock }) : undefined;
+  const parsed = parsePostelOptions(options, () => `w_${randomUUID().slice(0, 8)}`);
+  const { outbound, clock, random } = parsed;
+  // Loaded only when telemetry is on: off, nothing of OpenTelemetry is installed, loaded or called.
+  const otel = parsed.telemetry === null ? null : { options: parsed.telemetry, api: loadOpenTelemetryApi() };
+  const receiver = options.inbound
+    ? Receiver({
+        sources: options.inbound,
+        clock,
+        telemetry: otel === null ? undefined : { ...otel.options, api: otel.api },
+      })
+    : undefined;
   if (!outbound) return receiverOnly(receiver);
   const events = new Emitter();
   const newId = createIdGenerator(clock);
   const config = outbound;
   const cache = new EndpointCache(config, clock);
+  const telemetry =
+    otel === null
+      ? null
+      : new Telemetry(otel.api, otel.options, {
+          storage: config.storage,
+          clock,
+          events,
+          endpoints: () => cache.recent(),
+        });
   let http: HttpSender | undefined;
   const httpSender = (): HttpSender => {
     http ??= createHttpSender({
@@ -154,6 +174,7 @@ export function Postel<
     newId,
     cache,
     events,
+    telemetry,
     health: new HealthMonitor(config.storage, clock, events, cache),
     get http() {
       return httpSender();
@@ -175,8 +196,9 @@ export function Postel<
       return receiver ?? notConfigured("inbound", '{ inbound: { billing: { verify: "whsec_..." } } }');
     },
     outbound: {
-      send: (event, sendOptions) => send({ config, clock, newId, wake }, event, sendOptions),
-      sendBatch: (events, sendOptions) => sendBatch({ config, clock, newId, wake }, events, sendOptions),
+      send: (event, sendOptions) => send({ config, clock, newId, wake, telemetry }, event, sendOptions),
+      sendBatch: (events, sendOptions) =>
+        sendBatch({ config, clock, newId, wake, telemetry }, events, sendOptions),
       endpoints: createEndpointsApi({ config, clock, newId, changed: () => cache.invalidate() }),
       messages: createMessagesApi(config),
       deadLetters: createDeadLettersApi(config),

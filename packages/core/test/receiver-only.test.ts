@@ -46,10 +46,15 @@ describe("a receiver-only install", () => {
     expect(files.filter((url) => !/\/signing\/dist\//.test(url))).toEqual([]);
   });
 
-  test("and @postel/signing installs nothing else: it has no dependencies", () => {
+  test("and @postel/signing installs nothing else: no dependencies, only an optional peer for telemetry", () => {
     const signing = JSON.parse(readFileSync(join(packageDir, "../signing/package.json"), "utf8"));
     expect(signing.dependencies ?? {}).toEqual({});
-    expect(Object.keys(signing.peerDependencies ?? {})).toEqual([]);
+    expect(Object.keys(signing.peerDependencies ?? {})).toEqual(["@opentelemetry/api"]);
+    expect(signing.peerDependenciesMeta).toEqual({ "@opentelemetry/api": { optional: true } });
+  });
+
+  test("the main entry loads nothing of OpenTelemetry (it is loaded when telemetry is turned on)", () => {
+    expect(modulesLoadedBy("@postel/core").filter((url) => /@opentelemetry/.test(url))).toEqual([]);
   });
 
   test("whereas the main entry does load undici (so the check above can fail)", () => {

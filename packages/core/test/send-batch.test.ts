@@ -150,6 +150,7 @@ describe("sendBatch()", () => {
       clock,
       newId: createIdGenerator(clock),
       wake,
+      telemetry: null,
     };
     const events = Array.from({ length: 100 }, (_, i) => ({ type: "a", data: i, idempotencyKey: `k${i}` }));
     await sendBatch(deps, events);

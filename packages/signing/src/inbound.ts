@@ -19,6 +19,7 @@ export type {
   VerifiedEvent,
   WebhookHandler,
 } from "./inbound/receiver.js";
+export type { OpenTelemetryApi, ReceiverTelemetry } from "./inbound/trace-gate.js";
 export type { InboundSourceOptions, VerifierInput } from "./inbound/sources.js";
 export type { StandardSchemaV1 } from "./inbound/standard-schema.js";
 export type { Clock as InboundClock } from "./inbound/clock.js";

@@ -44,6 +44,8 @@ export const messages = postelSchema.table(
     leaseToken: text("lease_token"),
     leaseOwner: text("lease_owner"),
     leaseUntil: ms("lease_until"),
+    // The sender's trace context (JSON of the propagator's fields), written only with telemetry on.
+    traceContext: text("trace_context"),
   },
   (t) => [
     uniqueIndex("messages_idempotency_key_idx")

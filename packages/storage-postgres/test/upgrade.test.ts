@@ -51,6 +51,8 @@ test(`a database holding a working outbox at ${FROM} upgrades and keeps working`
           "messages",
           "deliveries",
           "attempts",
+          // Since 0007 a delivery's first attempt is kept in its row: every attempt is in this view.
+          "all_attempts",
           "endpoints",
           "endpoint_secrets",
           "endpoint_health",
@@ -104,7 +106,7 @@ test(`a database holding a working outbox at ${FROM} upgrades and keeps working`
       expect(await messages.get(id)).toMatchObject({ id });
       attempts += (await messages.attempts(id)).length;
     }
-    expect(attempts).toBe(before["attempts"]);
+    expect(attempts).toBe(before["all_attempts"]);
     const statuses = new Set(rows.map((row) => row.status));
     expect(statuses).toContain("pending");
     expect(statuses).toContain("dead-lettered");

@@ -30,6 +30,8 @@ export const messages = sqliteTable(
     leaseToken: text("lease_token"),
     leaseOwner: text("lease_owner"),
     leaseUntil: integer("lease_until"),
+    // The sender's trace context (JSON of the propagator's fields), written only with telemetry on.
+    traceContext: text("trace_context"),
   },
   (t) => [
     uniqueIndex("postel_messages_idempotency_key")

@@ -1,4 +1,9 @@
-import { classifyOutcome, type HttpOutcome, nextRetryDelay } from "../classify-response.js";
+import {
+  type Classification,
+  classifyOutcome,
+  type HttpOutcome,
+  nextRetryDelay,
+} from "../classify-response.js";
 import type { Clock } from "../clock.js";
 import type { OutboundConfig } from "../config.js";
 import type { HttpSender } from "../http/http-sender.js";
@@ -8,6 +13,7 @@ import type { OutboundEvent } from "../outbound/types.js";
 import type { Random } from "../random.js";
 import type { AttemptRecord, ClaimedDelivery, MessageRecord } from "../storage/records.js";
 import type { DeliveryOutcome, DeliveryTransition } from "../storage/storage.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import type { CompiledEndpoint } from "./endpoint-cache.js";
 
 /** What delivering one claimed delivery decided, plus what the health monitor needs. */
@@ -27,6 +33,8 @@ export interface DeliverContext {
   random: Random;
   newId: IdGenerator;
   http: HttpSender;
+  /** Null when telemetry is off. */
+  telemetry: Telemetry | null;
 }
 
 /** The Standard Webhooks body: `{"type","timestamp","data"}` with `data` spliced in as stored (never re-serialised). */
@@ -113,6 +121,9 @@ export async function deliver(
     "webhook-signature",
     signed["webhook-signature"],
   ];
+  const { telemetry } = ctx;
+  const span =
+    telemetry === null ? null : telemetry.startAttempt(claimed, endpoint, headers, probeSlot !== null);
   const response = await ctx.http.post(endpoint.record.url, headers, body);
   const finishedAt = clock.now();
   const verdict = classifyOutcome(response, finishedAt);
@@ -124,6 +135,21 @@ export async function deliver(
     verdict.result,
     "reason" in verdict ? verdict.reason : null,
   );
+  const result = decide(ctx, claimed, endpoint, verdict, attempt, finishedAt, probeSlot);
+  if (telemetry !== null && span !== null) telemetry.endAttempt(span, attempt, result.outcome);
+  return result;
+}
+
+/** The transition an attempt's verdict leads to: done, failed, retry later or dead-lettered. */
+function decide(
+  ctx: DeliverContext,
+  claimed: ClaimedDelivery,
+  endpoint: CompiledEndpoint,
+  verdict: Classification,
+  attempt: AttemptRecord,
+  finishedAt: number,
+  probeSlot: number | null,
+): DeliveryResult {
   if (verdict.result === "success") {
     return {
       claimed,
@@ -141,8 +167,14 @@ export async function deliver(
       probeSlot,
     };
   }
-  const retry = delivery.retriesUsed + 1;
-  const delay = nextRetryDelay(endpoint.retryPolicy, retry, verdict, ctx.random, config.http.maxRetryAfterMs);
+  const retry = claimed.delivery.retriesUsed + 1;
+  const delay = nextRetryDelay(
+    endpoint.retryPolicy,
+    retry,
+    verdict,
+    ctx.random,
+    ctx.config.http.maxRetryAfterMs,
+  );
   const transition =
     delay === null
       ? ({ kind: "dead-lettered" } as const)

@@ -79,6 +79,7 @@ export async function recordResults(
     summary[result.outcome.transition.kind]++;
     emitOutcome(ctx.events, result);
   }
+  if (ctx.telemetry !== null) ctx.telemetry.recorded(kept);
   await ctx.health.afterBatch(kept, await ctx.cache.recent());
 }
 

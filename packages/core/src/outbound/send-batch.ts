@@ -53,6 +53,8 @@ export async function sendBatch<Tx>(
     }
     messages[i] = message;
   }
+  const traceContext = deps.telemetry?.sendContext();
+  if (traceContext !== undefined) for (const message of messages) message.traceContext = traceContext;
   const { storage } = deps.config;
   // A custom storage written before the verb existed still runs everything else.
   if (typeof storage.enqueueMany !== "function") {

@@ -8,6 +8,7 @@ import type { IdGenerator } from "../ids.js";
 import type { NewMessage } from "../storage/records.js";
 import type { EnqueueOptions } from "../storage/storage.js";
 import { isValidEventType } from "../type-glob.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import type { SendEvent, SendResult } from "./types.js";
 
 /** What `send()` and `sendBatch()` need from the Postel instance. */
@@ -16,6 +17,8 @@ export interface SendDeps {
   clock: Clock;
   newId: IdGenerator;
   wake: () => void;
+  /** Null when telemetry is off: then no trace context is read or stored. */
+  telemetry: Telemetry | null;
 }
 
 /**
@@ -28,6 +31,10 @@ export async function send<Tx>(
   options: EnqueueOptions<Tx> = {},
 ): Promise<SendResult> {
   const { message } = toNewMessage(deps, event, deps.clock.now());
+  if (deps.telemetry !== null) {
+    const traceContext = deps.telemetry.sendContext();
+    if (traceContext !== undefined) message.traceContext = traceContext;
+  }
   const result = await deps.config.storage.enqueue(message, options);
   // Without a transaction the row is visible now; inside one, LISTEN/NOTIFY or the poll picks it up after commit.
   if (!result.reused) deps.wake();

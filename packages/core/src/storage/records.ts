@@ -41,6 +41,12 @@ export interface NewMessage {
   createdAt: number;
   /** When the message expires if not yet delivered (`createdAt + ttl`), or null for never. */
   expiresAt: number | null;
+  /**
+   * The sender's trace context, as the JSON of the propagator's fields (W3C:
+   * `{"traceparent":"00-…","tracestate":"…"}`): written by `send()` only when telemetry is on and a
+   * span is active, absent otherwise. Each attempt's span links to it.
+   */
+  traceContext?: string;
 }
 
 /** A message row. */

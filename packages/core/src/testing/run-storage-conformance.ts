@@ -1,3 +1,4 @@
+import { traceContextTests } from "./conformance/trace-context.js";
 import { directTests } from "./conformance/direct.js";
 import { afterEach, beforeEach, describe } from "vitest";
 import { ConfigurationError } from "../errors.js";
@@ -112,5 +113,6 @@ export function runStorageConformance<S extends Storage<never>>(options: Storage
     historyTests(context);
     operationsTests(context);
     retentionTests(context);
+    traceContextTests(context);
   });
 }

@@ -7,6 +7,7 @@ import { InboundError } from "./errors.js";
 import { payloadTooLarge } from "./read-body.js";
 import { type InboundSource, type InboundSourceOptions, parseInboundSources } from "./sources.js";
 import type { InferOutput } from "./standard-schema.js";
+import { type ReceiverTelemetry, traceGate } from "./trace-gate.js";
 
 /** What a framework gate hands over: the exact received bytes, the headers, and the full URL. */
 export interface InboundRequest {
@@ -73,10 +74,16 @@ export interface Receiver<S extends Sources = Sources> {
 /**
  * Builds a receiver from named sources. A receiver-only app needs nothing else: no storage, no worker.
  * `clock` (default: the system clock) is what the timestamp tolerance and dedup expiry are judged on.
+ * `telemetry` traces every request of `handle()` (see `ReceiverTelemetry`); without it nothing of
+ * OpenTelemetry is loaded.
  * @example
  * const receiver = Receiver({ sources: { billing: { verify: process.env.BILLING_WEBHOOK_SECRET! } } });
  */
-export function Receiver<S extends Sources>(options: { sources: S; clock?: Clock }): Receiver<S> {
+export function Receiver<S extends Sources>(options: {
+  sources: S;
+  clock?: Clock;
+  telemetry?: ReceiverTelemetry | undefined;
+}): Receiver<S> {
   const sources = parseInboundSources(options.sources);
   const clock = options.clock ?? systemClock;
   const sourceOf = (name: string): InboundSource => {
@@ -188,7 +195,7 @@ export function Receiver<S extends Sources>(options: { sources: S; clock?: Clock
     sources: [...sources.keys()],
     maxBodyBytes: (name) => sourceOf(name).maxBodyBytes,
     verify: verify as Receiver<S>["verify"],
-    handle: handle as Receiver<S>["handle"],
+    handle: (options.telemetry ? traceGate(handle, options.telemetry) : handle) as Receiver<S>["handle"],
   };
 }
 

@@ -24,6 +24,7 @@ const MESSAGE_FIELDS = [
   "expires_at",
   "fanned_out_at",
   "finished_at",
+  "trace_context",
 ];
 
 /** Columns of `postel.messages` that make a `MessageRecord`, qualified by `m`. */
@@ -69,7 +70,7 @@ const strOrNull = (value: unknown): string | null => (value === null ? null : (v
 
 export function toMessage(row: RawRow, prefix = ""): MessageRecord {
   const col = (name: string) => row[prefix + name];
-  return {
+  const message: MessageRecord = {
     id: str(col("id")),
     type: str(col("type")),
     payload: str(col("payload")),
@@ -81,6 +82,9 @@ export function toMessage(row: RawRow, prefix = ""): MessageRecord {
     fannedOutAt: numOrNull(col("fanned_out_at")),
     finishedAt: numOrNull(col("finished_at")),
   };
+  const traceContext = col("trace_context");
+  if (typeof traceContext === "string") message.traceContext = traceContext;
+  return message;
 }
 
 export function toDelivery(row: RawRow): DeliveryRecord {

@@ -68,13 +68,16 @@ async function insertRows(sql: Sql, messages: NewMessage[]): Promise<Set<string>
     idempotency_key: m.idempotencyKey,
     created_at: epochMs(m.createdAt),
     expires_at: m.expiresAt === null ? null : epochMs(m.expiresAt),
+    trace_context: m.traceContext ?? null,
   }));
   const rows = await sql<{ id: string }[]>`
     WITH inserted AS (
-      INSERT INTO postel.messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at)
-      SELECT i.id, i.type, i.payload, i.tenant_id, i.idempotency_key, 'pending', i.created_at, i.expires_at
+      INSERT INTO postel.messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at,
+        trace_context)
+      SELECT i.id, i.type, i.payload, i.tenant_id, i.idempotency_key, 'pending', i.created_at, i.expires_at,
+        i.trace_context
       FROM json_to_recordset(${asJson(input)}::text::json) AS i(id text, type text, payload text,
-        tenant_id text, idempotency_key text, created_at bigint, expires_at bigint)
+        tenant_id text, idempotency_key text, created_at bigint, expires_at bigint, trace_context text)
       RETURNING id
     ), woken AS (
       SELECT pg_notify(${WAKE_CHANNEL}, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row

@@ -20,9 +20,10 @@ export async function enqueue(
   const expiresAt = message.expiresAt === null ? null : epochMs(message.expiresAt);
   const inserted = await execute(sql`
     WITH inserted AS (
-      INSERT INTO postel.messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at)
+      INSERT INTO postel.messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at,
+        trace_context)
       VALUES (${message.id}, ${message.type}, ${message.payload}, ${message.tenantId}, ${message.idempotencyKey},
-        'pending', ${epochMs(message.createdAt)}::bigint, ${expiresAt}::bigint)
+        'pending', ${epochMs(message.createdAt)}::bigint, ${expiresAt}::bigint, ${message.traceContext ?? null})
       ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
       RETURNING id
     )

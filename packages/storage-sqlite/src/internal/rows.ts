@@ -75,6 +75,7 @@ const MESSAGE_COLUMNS = [
   "expires_at",
   "fanned_out_at",
   "finished_at",
+  "trace_context",
 ];
 
 /** `m.id AS m_id, …`: the message columns of a join, prefixed so they never clash with a delivery's. */
@@ -84,7 +85,7 @@ export const JOINED_MESSAGE_COLUMNS = MESSAGE_COLUMNS.map((column) => `m.${colum
 
 /** A `postel_messages` row (or its columns under `prefix` in a join). */
 export function toMessage(row: Row, prefix = ""): MessageRecord {
-  return {
+  const message: MessageRecord = {
     id: str(row, `${prefix}id`),
     type: str(row, `${prefix}type`),
     payload: str(row, `${prefix}payload`),
@@ -96,6 +97,9 @@ export function toMessage(row: Row, prefix = ""): MessageRecord {
     fannedOutAt: intOrNull(row, `${prefix}fanned_out_at`),
     finishedAt: intOrNull(row, `${prefix}finished_at`),
   };
+  const traceContext = strOrNull(row, `${prefix}trace_context`);
+  if (traceContext !== null) message.traceContext = traceContext;
+  return message;
 }
 
 /**
@@ -104,7 +108,7 @@ export function toMessage(row: Row, prefix = ""): MessageRecord {
  * than the parse.
  */
 export const CLAIMED_MESSAGE_JSON = `json_array(id, type, payload, tenant_id, idempotency_key, status, created_at,
-  expires_at, fanned_out_at, finished_at, lease_token)`;
+  expires_at, fanned_out_at, finished_at, lease_token, trace_context)`;
 
 /** A message row and its lease token from the JSON array of `CLAIMED_MESSAGE_JSON`. */
 export function toClaimedMessage(json: string): ClaimedMessage {
@@ -120,22 +124,22 @@ export function toClaimedMessage(json: string): ClaimedMessage {
     fannedOutAt,
     finishedAt,
     token,
+    traceContext,
   ] = JSON.parse(json) as ClaimedMessageColumns;
-  return {
-    message: {
-      id,
-      type,
-      payload,
-      tenantId,
-      idempotencyKey,
-      status,
-      createdAt,
-      expiresAt,
-      fannedOutAt,
-      finishedAt,
-    },
-    token,
+  const message: MessageRecord = {
+    id,
+    type,
+    payload,
+    tenantId,
+    idempotencyKey,
+    status,
+    createdAt,
+    expiresAt,
+    fannedOutAt,
+    finishedAt,
   };
+  if (traceContext !== null) message.traceContext = traceContext;
+  return { message, token };
 }
 
 type ClaimedMessageColumns = [
@@ -150,6 +154,7 @@ type ClaimedMessageColumns = [
   fannedOutAt: number | null,
   finishedAt: number | null,
   token: string,
+  traceContext: string | null,
 ];
 
 /** A `postel_deliveries` row. */

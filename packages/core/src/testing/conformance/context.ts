@@ -24,6 +24,8 @@ export const CONFORMANCE_GROUPS = [
   "stats",
   "recent-attempts",
   "retention",
+  "trace-context",
+  "trace-context-transactions",
 ] as const;
 
 /** Name of one group of the storage conformance suite. */

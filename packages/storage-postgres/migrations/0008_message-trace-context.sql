@@ -1,0 +1,1 @@
+ALTER TABLE "postel"."messages" ADD COLUMN "trace_context" text;

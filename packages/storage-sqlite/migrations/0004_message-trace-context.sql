@@ -1,0 +1,1 @@
+ALTER TABLE `postel_messages` ADD `trace_context` text;
