@@ -24,18 +24,18 @@ export interface DashboardOptions {
    */
   authorize: (request: Request) => boolean | Response | Promise<boolean | Response>;
   /** The path the dashboard is mounted at, e.g. `"/postel"`. Default `"/"`. */
-  basePath?: string;
+  basePath?: string | undefined;
   /**
    * Key of the CSRF tokens, at least 32 characters. Default: random per `createDashboard` call, so
    * set it when several instances serve the dashboard behind one load balancer.
    */
-  csrfSecret?: string;
+  csrfSecret?: string | undefined;
   /** Shown in the header and the page titles. Default `"Postel"`. */
-  title?: string;
+  title?: string | undefined;
   /** Called with what a page or action threw (the operator sees a 500 page). Default `console.error`. */
-  onError?: (error: unknown, request: Request) => void;
+  onError?: ((error: unknown, request: Request) => void) | undefined;
   /** The clock for "now" (tests pass `ManualClock`). */
-  clock?: Clock;
+  clock?: Clock | undefined;
 }
 
 /** The dashboard: a Web-standard handler, and the path it expects to be mounted at. */

@@ -87,7 +87,7 @@ describe("one-line mounts on real servers", () => {
     }
   });
 
-  test("Hono on @hono/node-server: app.all(\"/postel/*\", honoDashboard(dashboard))", async () => {
+  test('Hono on @hono/node-server: app.all("/postel/*", honoDashboard(dashboard))', async () => {
     const app = new Hono();
     app.all("/postel/*", honoDashboard(dashboard));
     const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" });
