@@ -1,0 +1,181 @@
+import { type Clock, isPostelError, PostelError, systemClock } from "@postel/core";
+import { type Action, endpointActions, replayMatching, replayMessage, replaySelected } from "./actions.js";
+import { LIVE_SCRIPT } from "./assets/live-script.js";
+import { STYLESHEET } from "./assets/stylesheet.js";
+import { createCsrf } from "./csrf.js";
+import type { Html } from "./html.js";
+import { type DashboardPostel, operations } from "./ops.js";
+import type { PageContext } from "./pages/context.js";
+import { deadLettersPage } from "./pages/dead-letters.js";
+import { endpointPage, endpointsPage } from "./pages/endpoints.js";
+import { messagePage as errorPage } from "./pages/layout.js";
+import { livePage, liveJson } from "./pages/live.js";
+import { messagePage, messagesPage } from "./pages/messages.js";
+import { assetResponse, htmlResponse, jsonResponse } from "./respond.js";
+
+/** Options of `createDashboard`. */
+export interface DashboardOptions {
+  /** The Postel instance whose outbox the dashboard shows (it uses `postel.outbound` only). */
+  postel: DashboardPostel;
+  /**
+   * Decides who may see and operate the dashboard; required. Called for every request (pages, assets,
+   * actions) with the Web `Request`. Return `true` to let it through, `false` for a 403 page, or a
+   * `Response` of your own (e.g. a redirect to your login page).
+   */
+  authorize: (request: Request) => boolean | Response | Promise<boolean | Response>;
+  /** The path the dashboard is mounted at, e.g. `"/postel"`. Default `"/"`. */
+  basePath?: string | undefined;
+  /**
+   * Key of the CSRF tokens, at least 32 characters. Default: random per `createDashboard` call, so
+   * set it when several instances serve the dashboard behind one load balancer.
+   */
+  csrfSecret?: string | undefined;
+  /** Shown in the header and the page titles. Default `"Postel"`. */
+  title?: string | undefined;
+  /** Called with what a page or action threw (the operator sees a 500 page). Default `console.error`. */
+  onError?: ((error: unknown, request: Request) => void) | undefined;
+  /** The clock for "now" (tests pass `ManualClock`). */
+  clock?: Clock | undefined;
+}
+
+/** The dashboard: a Web-standard handler, and the path it expects to be mounted at. */
+export interface Dashboard {
+  (request: Request): Promise<Response>;
+  /** The mount path without a trailing slash (`""` at the root). */
+  readonly basePath: string;
+}
+
+/** The dashboard was given options it cannot run with. Codes `DASHBOARD_AUTHORIZE_REQUIRED`, `DASHBOARD_INVALID_OPTIONS`. */
+export class DashboardConfigurationError extends PostelError {}
+
+/**
+ * Creates the dashboard: a `(Request) => Promise<Response>` handler that serves its pages, actions
+ * and assets under `basePath`. Refuses to be created without `authorize`.
+ * @example
+ * const dashboard = createDashboard({ postel, basePath: "/postel", authorize: (request) => isAdmin(request) });
+ */
+export function createDashboard(options: DashboardOptions): Dashboard {
+  const base = checkOptions(options);
+  const csrf = createCsrf(options.csrfSecret);
+  const clock = options.clock ?? systemClock;
+  const ops = operations(options.postel, () => clock.now());
+  const onError = options.onError ?? ((error) => console.error("[postel] dashboard request failed:", error));
+  const title = options.title ?? "Postel";
+
+  const handle = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    if (url.pathname !== base && !url.pathname.startsWith(`${base}/`))
+      return new Response("Not found", { status: 404 });
+    const verdict = await options.authorize(request);
+    if (verdict instanceof Response) return verdict;
+    const { token, setCookie } = await csrf.issue(request, base || "/");
+    const ctx: PageContext = { ops, base, url, csrfToken: token, now: clock.now(), title };
+    const page = (html: Html, status = 200) => htmlResponse(html, status, setCookie);
+    if (verdict !== true) return page(errorPage(ctx, "Not allowed", "You may not open this dashboard."), 403);
+    const path = url.pathname.slice(base.length) || "/";
+    try {
+      let answer: Response | Html | null;
+      if (request.method === "GET" || request.method === "HEAD") {
+        answer = await get(ctx, path);
+      } else if (request.method === "POST") {
+        const form = new URLSearchParams(await request.text());
+        const refused = await csrf.check(request, form);
+        if (refused !== null) return page(errorPage(ctx, "Refused", REFUSED[refused]), 403);
+        answer = await post(ctx, path, form);
+      } else {
+        return new Response("Method not allowed", { status: 405, headers: { allow: "GET, HEAD, POST" } });
+      }
+      if (answer instanceof Response) return answer;
+      return answer === null
+        ? page(errorPage(ctx, "Not found", "There is nothing here."), 404)
+        : page(answer);
+    } catch (error) {
+      if (isPostelError(error) && error.code.endsWith("_NOT_FOUND"))
+        return page(errorPage(ctx, "Not found", error.message), 404);
+      if (isPostelError(error) && error.code === "INVALID_ARGUMENT")
+        return page(errorPage(ctx, "Cannot do that", error.message), 400);
+      onError(error, request);
+      return page(errorPage(ctx, "Something failed", "The server could not answer; its log says why."), 500);
+    }
+  };
+  return Object.assign(handle, { basePath: base });
+}
+
+const REFUSED = {
+  "cross-site": "This form was sent from another site. Nothing was changed.",
+  "missing-token":
+    "This form carried no dashboard token. Reload the page and try again; nothing was changed.",
+  "bad-token":
+    "This form's dashboard token is not valid. Reload the page and try again; nothing was changed.",
+};
+
+async function get(ctx: PageContext, path: string): Promise<Response | Html | null> {
+  if (path === "/assets/dashboard.css") return assetResponse(STYLESHEET, "text/css; charset=utf-8");
+  if (path === "/assets/live.js") return assetResponse(LIVE_SCRIPT, "text/javascript; charset=utf-8");
+  if (path === "/live.json") return jsonResponse(await liveJson(ctx));
+  if (path === "/") return livePage(ctx);
+  if (path === "/endpoints") return endpointsPage(ctx);
+  if (path === "/messages") return messagesPage(ctx);
+  if (path === "/dead-letters") return deadLettersPage(ctx);
+  const [section, id, rest] = segments(path);
+  if (id === undefined || rest !== undefined) return null;
+  if (section === "endpoints") return endpointPage(ctx, id);
+  if (section === "messages") return messagePage(ctx, id);
+  return null;
+}
+
+async function post(ctx: PageContext, path: string, form: URLSearchParams): Promise<Response | Html | null> {
+  if (path === "/dead-letters/replay") return replaySelected(ctx, form, "");
+  if (path === "/dead-letters/replay-all") return replayMatching(ctx, form, "");
+  const [section, id, verb, rest] = segments(path);
+  if (id === undefined || verb === undefined || rest !== undefined) return null;
+  const action: Action | undefined =
+    section === "endpoints"
+      ? Object.hasOwn(endpointActions, verb)
+        ? endpointActions[verb]
+        : undefined
+      : section === "messages" && verb === "replay"
+        ? replayMessage
+        : undefined;
+  return action ? action(ctx, form, id) : null;
+}
+
+/** `/endpoints/ep_1/enable` → `["endpoints", "ep_1", "enable"]`, each segment decoded. */
+function segments(path: string): string[] {
+  try {
+    return path.slice(1).split("/").map(decodeURIComponent);
+  } catch {
+    return [];
+  }
+}
+
+function checkOptions(options: DashboardOptions): string {
+  if (typeof options?.authorize !== "function") {
+    throw new DashboardConfigurationError(
+      "DASHBOARD_AUTHORIZE_REQUIRED",
+      "createDashboard() needs an `authorize(request)` function: the dashboard shows every webhook and can " +
+        "replay them, so it never mounts open. Pass e.g. `authorize: (request) => isAdmin(request)` " +
+        "(return true, false, or a Response such as a redirect to your login page).",
+    );
+  }
+  if (typeof options.postel?.outbound !== "object") {
+    throw new DashboardConfigurationError(
+      "DASHBOARD_INVALID_OPTIONS",
+      "createDashboard() needs `postel`: a Postel instance configured with `outbound`.",
+    );
+  }
+  const basePath = options.basePath ?? "/";
+  if (!/^\/[A-Za-z0-9._~\-/]*$/.test(basePath) || basePath.includes("//")) {
+    throw new DashboardConfigurationError(
+      "DASHBOARD_INVALID_OPTIONS",
+      `createDashboard() basePath must be a path such as "/postel" (letters, digits, - . _ ~ /), got ${JSON.stringify(basePath)}.`,
+    );
+  }
+  if (options.csrfSecret !== undefined && options.csrfSecret.length < 32) {
+    throw new DashboardConfigurationError(
+      "DASHBOARD_INVALID_OPTIONS",
+      "createDashboard() csrfSecret must be at least 32 characters (e.g. 32 random bytes, base64).",
+    );
+  }
+  return basePath.replace(/\/+$/, "");
+}

@@ -1,0 +1,89 @@
+/**
+ * CSRF protection for the dashboard's POST actions, with no server-side session store:
+ *
+ * - a random session value in a `SameSite=Strict`, `HttpOnly` cookie scoped to the dashboard's path;
+ * - each form carries `HMAC(key, session)`, checked in constant time. An attacker who can plant a
+ *   cookie (a sibling subdomain) still cannot mint the matching token without the key;
+ * - a browser's `Sec-Fetch-Site` must say `same-origin`, and an `Origin` must name this host.
+ */
+const COOKIE = "postel_dashboard_csrf";
+const encoder = new TextEncoder();
+
+/** Why a POST was refused, for the 403 page (never echoes what was sent). */
+export type CsrfRefusal = "cross-site" | "missing-token" | "bad-token";
+
+/** Issues and checks CSRF tokens with one key. */
+export interface Csrf {
+  /** The token for this request's session, and the cookie to set when the session is new. */
+  issue(request: Request, cookiePath: string): Promise<{ token: string; setCookie: string | null }>;
+  /** Null when the POST may run, else why it is refused. */
+  check(request: Request, form: URLSearchParams): Promise<CsrfRefusal | null>;
+}
+
+/** A CSRF guard keyed by `secret` (any string of at least 32 characters), or a random key of its own. */
+export function createCsrf(secret: string | undefined): Csrf {
+  const raw = secret === undefined ? crypto.getRandomValues(new Uint8Array(32)) : encoder.encode(secret);
+  const key = crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+    "verify",
+  ]);
+  return {
+    async issue(request, cookiePath) {
+      const existing = sessionOf(request);
+      const session = existing ?? toBase64Url(crypto.getRandomValues(new Uint8Array(32)));
+      const mac = await crypto.subtle.sign("HMAC", await key, encoder.encode(session));
+      const secure = new URL(request.url).protocol === "https:" ? "; Secure" : "";
+      return {
+        token: toBase64Url(new Uint8Array(mac)),
+        setCookie:
+          existing === null
+            ? `${COOKIE}=${session}; Path=${cookiePath}; HttpOnly; SameSite=Strict${secure}`
+            : null,
+      };
+    },
+    async check(request, form) {
+      const site = request.headers.get("sec-fetch-site");
+      if (site !== null && site !== "same-origin") return "cross-site";
+      const origin = request.headers.get("origin");
+      // Under `Referrer-Policy: no-referrer` Chromium sends `Origin: null` with our own forms; it is
+      // trusted only when the browser also says the request is same-origin.
+      const opaque = origin === "null" && site === "same-origin";
+      // Hosts, not origins: behind a TLS-terminating proxy the app may see http:// while the browser
+      // sends https://; a cross-site attacker's page never has this host.
+      if (origin !== null && !opaque && hostOf(origin) !== new URL(request.url).host) return "cross-site";
+      const session = sessionOf(request);
+      const token = form.get("_csrf");
+      if (session === null || token === null || token === "") return "missing-token";
+      const mac = fromBase64Url(token);
+      if (mac === null) return "bad-token";
+      const valid = await crypto.subtle.verify("HMAC", await key, mac, encoder.encode(session));
+      return valid ? null : "bad-token";
+    },
+  };
+}
+
+function sessionOf(request: Request): string | null {
+  const cookies = request.headers.get("cookie") ?? "";
+  for (const part of cookies.split(";")) {
+    const [name, value] = part.trim().split("=", 2);
+    if (name === COOKIE && value !== undefined && /^[A-Za-z0-9_-]{43}$/.test(value)) return value;
+  }
+  return null;
+}
+
+function hostOf(origin: string): string | null {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return null;
+  }
+}
+
+function toBase64Url(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString("base64url");
+}
+
+function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | null {
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(text)) return null;
+  return new Uint8Array(Buffer.from(text, "base64url"));
+}

@@ -1,0 +1,241 @@
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createDashboard, type Dashboard } from "../src/index.js";
+import { ARTIFACTS, launchChromium, serveAttacker, serveDashboard } from "./support/browser.js";
+import { HOSTILE } from "./support/hostile.js";
+import { startReceiver, type TestReceiver } from "./support/receiver.js";
+import { deliverAll, type Seeded, seed } from "./support/seed.js";
+import { createStorage, type TestStorage } from "./support/storages.js";
+
+describe.each(["postgres", "sqlite"] as const)("the dashboard in Chromium on %s", (storageName) => {
+  let browser: Browser;
+  let database: TestStorage;
+  let receiver: TestReceiver;
+  let seeded: Seeded;
+  let dashboard: Dashboard;
+  let server: { origin: string; close(): Promise<void> };
+  let context: BrowserContext;
+  let page: Page;
+  const dialogs: string[] = [];
+  const base = () => `${server.origin}/postel`;
+  const shot = (name: string) =>
+    page.screenshot({ path: `${ARTIFACTS}${storageName}-${name}.png`, fullPage: true });
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    database = await createStorage(storageName);
+    receiver = await startReceiver();
+    seeded = await seed(database.storage, receiver);
+    dashboard = createDashboard({
+      postel: seeded.postel,
+      basePath: "/postel",
+      clock: seeded.clock,
+      authorize: (request) => (request.headers.get("cookie") ?? "").includes("operator=yes"),
+    });
+    server = await serveDashboard(dashboard);
+    context = await browser.newContext();
+    await context.addCookies([{ name: "operator", value: "yes", url: server.origin }]);
+    page = await context.newPage();
+    page.on("dialog", (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await seeded?.postel.close();
+    await receiver?.close();
+    await database?.drop();
+  });
+
+  test("lists endpoints with hostile descriptions and metadata shown as text, never run", async () => {
+    await page.goto(`${base()}/endpoints`);
+    await expect(page.locator("td", { hasText: HOSTILE.description }).count()).resolves.toBe(1);
+    await expect(page.locator("tbody tr").count()).resolves.toBe(2);
+    await expect(page.locator("img").count()).resolves.toBe(0);
+    await shot("endpoints");
+    await page.goto(`${base()}/endpoints/${seeded.good.id}`);
+    await expect(page.locator("pre.json", { hasText: "</pre><script>" }).count()).resolves.toBe(1);
+    await expect(page.content()).resolves.not.toContain("receiver-credential");
+    await expect(page.locator("script:not([src])").count()).resolves.toBe(0);
+    await shot("endpoint");
+    expect(dialogs).toEqual([]);
+  });
+
+  test("filters messages by status and type, and finds one by id", async () => {
+    await page.goto(`${base()}/messages`);
+    await expect(page.locator("tbody tr").count()).resolves.toBe(4);
+    await shot("messages");
+    await page.selectOption("select[name=status]", "dead-lettered");
+    await page.click("form.filters button");
+    await expect(page.locator("tbody tr").count()).resolves.toBe(3);
+    await page.fill("input[name=type]", "invoice.paid");
+    await page.selectOption("select[name=status]", "");
+    await page.click("form.filters button");
+    await expect(page.locator("tbody tr").count()).resolves.toBe(1);
+    await expect(page.locator("td", { hasText: HOSTILE.tenant }).count()).resolves.toBe(1);
+    await page.fill("input[name=type]", "");
+    await page.fill("input[name=id]", seeded.ids[0]!);
+    await page.click("form.filters button");
+    expect(new URL(page.url()).pathname).toBe(`/postel/messages/${seeded.ids[0]}`);
+    expect(dialogs).toEqual([]);
+  });
+
+  test("pages through messages with a keyset cursor", async () => {
+    await page.goto(`${base()}/messages`);
+    const all = await page.locator("tbody tr td:first-child").allTextContents();
+    await page.goto(`${base()}/messages?limit=3`);
+    await expect(page.locator("tbody tr td:first-child").allTextContents()).resolves.toEqual(all.slice(0, 3));
+    await page.click("a[rel=next]");
+    await expect(page.locator("tbody tr td:first-child").allTextContents()).resolves.toEqual(all.slice(3));
+    await expect(page.locator("a[rel=next]").count()).resolves.toBe(0);
+  });
+
+  test("opens a message's attempt trail, the hostile response snippet and payload inert", async () => {
+    await page.goto(`${base()}/messages/${seeded.ids[0]}`);
+    await expect(page.locator("table.trail tbody tr").count()).resolves.toBe(3);
+    await expect(page.locator("pre.snippet", { hasText: HOSTILE.snippet }).count()).resolves.toBe(2);
+    await expect(
+      page.locator("pre.json", { hasText: '"comment": "<img src=x onerror=alert(' }).count(),
+    ).resolves.toBe(1);
+    await shot("message");
+    expect(dialogs).toEqual([]);
+  });
+
+  test("replays one dead letter and then sees it delivered", async () => {
+    await page.goto(`${base()}/dead-letters`);
+    await expect(page.locator("tbody tr").count()).resolves.toBe(3);
+    await shot("dead-letters");
+    receiver.fix();
+    const target = seeded.ids[1]!;
+    await page.click(`button[name=only][value="${target}"]`);
+    await expect(page.locator(".notice").textContent()).resolves.toContain("Replayed 1 delivery");
+    await expect(page.locator("tbody tr").count()).resolves.toBe(2);
+    await deliverAll(seeded.postel, seeded.clock);
+    await page.goto(`${base()}/messages/${target}`);
+    await expect(page.locator("dd .badge").first().textContent()).resolves.toBe("dispatched");
+    await expect(page.locator("table.trail tbody tr").last().locator(".badge").textContent()).resolves.toBe(
+      "success",
+    );
+    expect(receiver.delivered.get("/broken")).toHaveLength(1);
+  });
+
+  test("replays the checked dead letters with a fresh webhook-id", async () => {
+    await page.goto(`${base()}/dead-letters`);
+    const before = (await seeded.postel.outbound.messages.deliveries(seeded.ids[0]!)).find(
+      (d) => d.endpointId === seeded.broken.id,
+    )!;
+    await page.check(`input[name=message][value="${seeded.ids[0]}"]`);
+    await page.check("#selection input[name=fresh]");
+    await page.click("button[name=selected]");
+    await expect(page.locator(".notice").textContent()).resolves.toContain("Replayed 1 delivery");
+    const after = (await seeded.postel.outbound.messages.deliveries(seeded.ids[0]!)).find(
+      (d) => d.endpointId === seeded.broken.id,
+    )!;
+    expect(after.status).toBe("pending");
+    expect(after.webhookId).not.toBe(before.webhookId);
+  });
+
+  test("replays everything matching a filter", async () => {
+    await page.goto(`${base()}/dead-letters?endpoint=${seeded.broken.id}`);
+    await expect(page.locator("tbody tr").count()).resolves.toBe(1);
+    await page.click("text=Replay everything matching this filter");
+    await expect(page.locator(".notice").textContent()).resolves.toContain("Replayed 1 delivery");
+    await deliverAll(seeded.postel, seeded.clock);
+    await page.goto(`${base()}/dead-letters`);
+    await expect(page.locator("tbody td").first().textContent()).resolves.toBe("No dead letters match.");
+    expect(receiver.delivered.get("/broken")).toHaveLength(3);
+  });
+
+  test("disables and enables an endpoint", async () => {
+    await page.goto(`${base()}/endpoints/${seeded.broken.id}`);
+    await page.click("button:text-is('Disable')");
+    await expect(page.locator(".card .badge").first().textContent()).resolves.toBe("disabled");
+    expect((await seeded.postel.outbound.endpoints.get(seeded.broken.id))?.state).toBe("disabled");
+    await shot("endpoint-disabled");
+    await page.click("button:text-is('Enable')");
+    await expect(page.locator(".card .badge").first().textContent()).resolves.toBe("active");
+    expect((await seeded.postel.outbound.endpoints.get(seeded.broken.id))?.state).toBe("active");
+  });
+
+  test("rotates a secret, and reveals it only when asked", async () => {
+    const before = await seeded.postel.outbound.endpoints.secret(seeded.good.id);
+    await page.goto(`${base()}/endpoints/${seeded.good.id}`);
+    await expect(page.content()).resolves.not.toContain(before);
+    await page.selectOption("select[name=overlap]", "3600000");
+    await page.click("button:text-is('Rotate secret')");
+    await expect(page.locator(".notice").textContent()).resolves.toContain("New signing secret");
+    const after = await seeded.postel.outbound.endpoints.secret(seeded.good.id);
+    expect(after).not.toBe(before);
+    await expect(page.content()).resolves.not.toContain(after);
+    await page.click("button:text-is('Reveal secret')");
+    await expect(page.locator("#secret").textContent()).resolves.toBe(after);
+    await shot("secret");
+  });
+
+  test("refuses POSTs without a token, with a wrong one, and from another origin", async () => {
+    const action = `${base()}/endpoints/${seeded.good.id}/disable`;
+    const none = await page.request.post(action, { form: {} });
+    expect(none.status()).toBe(403);
+    const wrong = await page.request.post(action, { form: { _csrf: "A".repeat(43) } });
+    expect(wrong.status()).toBe(403);
+    // A token stolen from the page is still refused when the form comes from another site.
+    await page.goto(`${base()}/endpoints/${seeded.good.id}`);
+    const token = await page.locator("input[name=_csrf]").first().inputValue();
+    const attacker = await serveAttacker(action, { _csrf: token });
+    try {
+      const response = page.waitForResponse(action);
+      await page.goto(attacker.origin);
+      expect((await response).status()).toBe(403);
+      await expect(page.locator("main").textContent()).resolves.toContain("sent from another site");
+    } finally {
+      await attacker.close();
+    }
+    expect((await seeded.postel.outbound.endpoints.get(seeded.good.id))?.state).toBe("active");
+  });
+
+  test("refuses a visitor that authorize() turns away", async () => {
+    const stranger = await browser.newContext();
+    try {
+      const visit = await stranger.newPage();
+      const response = await visit.goto(`${base()}/messages`);
+      expect(response?.status()).toBe(403);
+      await expect(visit.locator("h1").textContent()).resolves.toBe("Not allowed");
+      await expect(visit.content()).resolves.not.toContain(seeded.ids[0]!);
+    } finally {
+      await stranger.close();
+    }
+  });
+
+  test("serves a strict CSP on every page, and the live view updates under it", async () => {
+    const violations: string[] = [];
+    page.on("console", (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+    const response = await page.goto(`${base()}/`);
+    expect(response?.headers()["content-security-policy"]).toContain("script-src 'self'");
+    await page.waitForSelector("#live[data-polls]");
+    await expect(page.locator("#window-attempts").textContent()).resolves.toMatch(/^\d+$/);
+    await shot("live");
+    expect(violations).toEqual([]);
+  });
+
+  test("is readable at phone width", async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+    try {
+      await phone.addCookies([{ name: "operator", value: "yes", url: server.origin }]);
+      const small = await phone.newPage();
+      await small.goto(`${base()}/messages/${seeded.ids[0]}`);
+      const overflow = await small.evaluate("document.documentElement.scrollWidth - window.innerWidth");
+      expect(overflow).toBeLessThanOrEqual(0);
+      await small.screenshot({ path: `${ARTIFACTS}${storageName}-phone-message.png`, fullPage: true });
+      await small.goto(`${base()}/endpoints`);
+      await small.screenshot({ path: `${ARTIFACTS}${storageName}-phone-endpoints.png`, fullPage: true });
+    } finally {
+      await phone.close();
+    }
+    expect(dialogs).toEqual([]);
+  });
+});

@@ -1,0 +1,96 @@
+import { InMemoryStorage, isPostelError, ManualClock, Postel } from "@postel/core";
+import { afterAll, describe, expect, test } from "vitest";
+import { CONTENT_SECURITY_POLICY, createDashboard, type DashboardOptions } from "../src/index.js";
+
+const clock = new ManualClock();
+const postel = Postel({ outbound: { storage: InMemoryStorage() }, clock });
+afterAll(() => postel.close());
+const allow = () => true;
+const dashboard = createDashboard({ postel, authorize: allow, basePath: "/ops/postel", clock });
+const url = (path: string) => `http://127.0.0.1/ops/postel${path}`;
+
+async function formToken(): Promise<{ cookie: string; token: string }> {
+  const page = await dashboard(new Request(url("/endpoints")));
+  const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
+  const endpoint = await postel.outbound.endpoints.create({ url: "https://example.com/hook" });
+  const detail = await (
+    await dashboard(new Request(url(`/endpoints/${endpoint.id}`), { headers: { cookie } }))
+  ).text();
+  return { cookie, token: /name="_csrf" value="([^"]+)"/.exec(detail)![1]! };
+}
+
+describe("createDashboard", () => {
+  test("refuses to be created without authorize", () => {
+    const options = { postel } as unknown as DashboardOptions;
+    let thrown: unknown;
+    try {
+      createDashboard(options);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isPostelError(thrown) && thrown.code).toBe("DASHBOARD_AUTHORIZE_REQUIRED");
+    expect(String(thrown)).toContain("authorize: (request) =>");
+  });
+
+  test("refuses a basePath that is not a path and a short CSRF secret", () => {
+    expect(() => createDashboard({ postel, authorize: allow, basePath: "postel" })).toThrow(/basePath/);
+    expect(() => createDashboard({ postel, authorize: allow, csrfSecret: "short" })).toThrow(/32 characters/);
+  });
+
+  test("answers 403 when authorize says no, and passes a Response of authorize's through", async () => {
+    const closed = createDashboard({ postel, authorize: () => false });
+    const refused = await closed(new Request("http://127.0.0.1/messages"));
+    expect(refused.status).toBe(403);
+    const login = createDashboard({
+      postel,
+      authorize: () => Response.redirect("http://127.0.0.1/login", 302),
+    });
+    expect((await login(new Request("http://127.0.0.1/"))).headers.get("location")).toBe(
+      "http://127.0.0.1/login",
+    );
+  });
+
+  test("sends the strict security headers on pages, JSON and assets", async () => {
+    for (const path of ["/", "/endpoints", "/messages", "/dead-letters", "/live.json", "/assets/live.js"]) {
+      const response = await dashboard(new Request(url(path)));
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get("content-security-policy")).toBe(CONTENT_SECURITY_POLICY);
+      expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(response.headers.get("referrer-policy")).toBe("no-referrer");
+    }
+    expect((await dashboard(new Request(url("/messages")))).headers.get("cache-control")).toBe("no-store");
+  });
+
+  test("answers 404 outside its basePath and for unknown pages", async () => {
+    expect((await dashboard(new Request("http://127.0.0.1/other"))).status).toBe(404);
+    expect((await dashboard(new Request(url("/nope")))).status).toBe(404);
+    expect((await dashboard(new Request(url("/messages/msg_missing")))).status).toBe(404);
+  });
+
+  test("runs a POST with the page's token and cookie, and refuses it cross-site or without them", async () => {
+    const { cookie, token } = await formToken();
+    const [endpoint] = await postel.outbound.endpoints.list();
+    const post = (headers: Record<string, string>, body: string) =>
+      dashboard(
+        new Request(url(`/endpoints/${endpoint!.id}/disable`), {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+          body,
+        }),
+      );
+    expect((await post({ cookie }, "")).status).toBe(403);
+    expect((await post({}, `_csrf=${token}`)).status).toBe(403);
+    expect((await post({ cookie: "postel_dashboard_csrf=" + "x".repeat(43) }, `_csrf=${token}`)).status).toBe(
+      403,
+    );
+    expect((await post({ cookie, origin: "https://evil.example" }, `_csrf=${token}`)).status).toBe(403);
+    expect((await post({ cookie, "sec-fetch-site": "cross-site" }, `_csrf=${token}`)).status).toBe(403);
+    expect((await postel.outbound.endpoints.get(endpoint!.id))?.state).toBe("active");
+    const done = await post(
+      { cookie, origin: "http://127.0.0.1", "sec-fetch-site": "same-origin" },
+      `_csrf=${token}`,
+    );
+    expect(done.status).toBe(303);
+    expect((await postel.outbound.endpoints.get(endpoint!.id))?.state).toBe("disabled");
+  });
+});
