@@ -1,6 +1,6 @@
 import type { ReplayedDelivery } from "@postel/core";
 import type { Html } from "./html.js";
-import type { DeadLetter } from "./ops.js";
+import type { DeadLetter } from "@postel/core";
 import { href, type PageContext } from "./pages/context.js";
 import { deadLetterFilter } from "./pages/dead-letters.js";
 import { secretPage } from "./pages/endpoints.js";

@@ -58,7 +58,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const base = checkOptions(options);
   const csrf = createCsrf(options.csrfSecret);
   const clock = options.clock ?? systemClock;
-  const ops = operations(options.postel, () => clock.now());
+  const ops = operations(options.postel);
   const onError = options.onError ?? ((error) => console.error("[postel] dashboard request failed:", error));
   const title = options.title ?? "Postel";
 

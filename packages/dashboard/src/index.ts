@@ -1,10 +1,5 @@
 export { createDashboard, DashboardConfigurationError } from "./create-dashboard.js";
 export type { Dashboard, DashboardOptions } from "./create-dashboard.js";
 export { CONTENT_SECURITY_POLICY } from "./respond.js";
-export type {
-  DashboardPostel,
-  DeadLetter,
-  EndpointStats,
-  OutboundStats,
-  Page,
-} from "./ops.js";
+export type { DashboardPostel } from "./ops.js";
+export type { DeadLetter, EndpointStats, OutboundStats, Page } from "@postel/core";

@@ -69,7 +69,7 @@ describe("createDashboard", () => {
 
   test("runs a POST with the page's token and cookie, and refuses it cross-site or without them", async () => {
     const { cookie, token } = await formToken();
-    const [endpoint] = await postel.outbound.endpoints.list();
+    const [endpoint] = (await postel.outbound.endpoints.list()).items;
     const post = (headers: Record<string, string>, body: string) =>
       dashboard(
         new Request(url(`/endpoints/${endpoint!.id}/disable`), {

@@ -8,7 +8,7 @@ export interface RecentAttemptsOptions {
   /** Attempts that started at or after this time. */
   since: Date | number;
   /** At most this many: 1 to 1000, default 100. */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 /** `postel.outbound.attempts`: HTTP attempts across every message, as they happen. */

@@ -15,13 +15,13 @@ import {
 /** Filters of `deadLetters.list`. Newest first. */
 export interface ListDeadLettersOptions {
   /** Only this endpoint's (a deleted endpoint's dead letters stay listed). */
-  endpointId?: string;
+  endpointId?: string | undefined;
   /** Dead-lettered at or after this time. */
-  since?: Date | number;
+  since?: Date | number | undefined;
   /** Dead-lettered before this time. */
-  until?: Date | number;
+  until?: Date | number | undefined;
   /** Page size: 1 to 1000, default 100. */
-  limit?: number;
+  limit?: number | undefined;
   /** The `nextCursor` of the previous page; omit for the first page. */
   cursor?: string | undefined;
 }

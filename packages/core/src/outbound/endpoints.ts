@@ -23,10 +23,10 @@ import type { CreateEndpointInput, Endpoint, UpdateEndpointInput } from "./types
 
 /** Filters of `endpoints.list`. Oldest first. */
 export interface ListEndpointsOptions {
-  tenantId?: string;
-  state?: EndpointState;
+  tenantId?: string | undefined;
+  state?: EndpointState | undefined;
   /** Page size: 1 to 1000, default 100. */
-  limit?: number;
+  limit?: number | undefined;
   /** The `nextCursor` of the previous page; omit for the first page. */
   cursor?: string | undefined;
 }

@@ -18,15 +18,15 @@ import type { Message } from "./types.js";
 
 /** Filters of `messages.list`. Newest first. */
 export interface ListMessagesOptions {
-  status?: MessageStatus;
-  type?: string;
-  tenantId?: string;
+  status?: MessageStatus | undefined;
+  type?: string | undefined;
+  tenantId?: string | undefined;
   /** Messages created at or after this time. */
-  since?: Date | number;
+  since?: Date | number | undefined;
   /** Messages created before this time. */
-  until?: Date | number;
+  until?: Date | number | undefined;
   /** Page size: 1 to 1000, default 100. */
-  limit?: number;
+  limit?: number | undefined;
   /** The `nextCursor` of the previous page; omit for the first page. */
   cursor?: string | undefined;
 }

@@ -8,7 +8,7 @@ import { parseOptions } from "./page.js";
 /** Options of `stats`. */
 export interface StatsOptions {
   /** How far back attempts and failures are counted. Default `"1h"`. */
-  window?: Duration;
+  window?: Duration | undefined;
 }
 
 /** Attempts over a window and the share of them that failed (null when there was none). */

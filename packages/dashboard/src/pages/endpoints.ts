@@ -1,7 +1,7 @@
 import type { Endpoint } from "@postel/core";
 import { healthChart, type HealthInterval } from "../charts.js";
 import { type Html, html } from "../html.js";
-import type { EndpointStats } from "../ops.js";
+import type { EndpointStats } from "@postel/core";
 import { href, type PageContext } from "./context.js";
 import { badge, csrfField, jsonBlock, nextPageLink, percent, postButton, time } from "./format.js";
 import { layout } from "./layout.js";

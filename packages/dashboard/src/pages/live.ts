@@ -39,7 +39,7 @@ export async function liveJson(ctx: PageContext): Promise<unknown> {
   const since = Number.isFinite(asked) && asked > 0 ? Math.max(asked, ctx.now - WINDOW) : ctx.now - 10_000;
   const [stats, recent] = await Promise.all([
     ctx.ops.stats({ window: WINDOW }),
-    ctx.ops.attempts.recent({ since: Math.min(since, ctx.now), limit: 5000 }),
+    ctx.ops.attempts.recent({ since: Math.min(since, ctx.now), limit: 1000 }),
   ]);
   return {
     at: stats.at,
