@@ -107,7 +107,7 @@ export interface PeerWorkerConfig extends WorkerConfig {
  * Telemetry of a Postel worker (the telemetry scenario): off, or on with the OTel SDK exporting to a
  * no-op exporter (`noop`) or to its in-memory exporters (`memory`).
  */
-export type TelemetryMode = "off" | "noop" | "memory";
+export type TelemetryMode = "off" | "sdk" | "noop" | "memory";
 
 /** Configuration of `postel-worker.js`: without `concurrency`, Postel's own default applies. */
 export type PostelWorkerConfig = Omit<WorkerConfig, "concurrency"> & {

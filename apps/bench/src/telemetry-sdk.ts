@@ -34,6 +34,17 @@ const noopMetrics: PushMetricExporter = {
 export function telemetryFor(mode: TelemetryMode): TelemetryOptions | false {
   if (mode === "off") return false;
   otel.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  if (mode === "sdk") {
+    // The application runs the SDK (its context manager tracks every async operation), Postel's
+    // telemetry stays off: what the application pays before Postel records anything.
+    otel.trace.setGlobalTracerProvider(
+      new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(noopSpans)] }),
+    );
+    // From the first thing run in a context (an HTTP server span, a span export), Node tracks every
+    // async operation for the context manager; before it, AsyncLocalStorage costs nothing.
+    otel.context.with(otel.context.active(), () => {});
+    return false;
+  }
   const spans = mode === "noop" ? noopSpans : new InMemorySpanExporter();
   const metrics =
     mode === "noop" ? noopMetrics : new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);

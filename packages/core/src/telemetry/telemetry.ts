@@ -14,7 +14,7 @@ import type { Emitter } from "../engine/events.js";
 import type { AttemptRecord, ClaimedDelivery } from "../storage/records.js";
 import type { DeliveryOutcome, Storage } from "../storage/storage.js";
 import type { OpenTelemetryApiModule } from "./load-api.js";
-import { createInstruments, ENDPOINT_STATES, type Instruments, statusClass } from "./metrics.js";
+import { AttemptCounts, createInstruments, ENDPOINT_STATES, type Instruments } from "./metrics.js";
 import { type Backlog, readBacklog } from "./read-backlog.js";
 
 /**
@@ -85,6 +85,7 @@ export class Telemetry {
   #backlog: { at: number; read: Promise<Backlog> } | null = null;
   // A plain count, observed by a gauge: an up-down counter cost two SDK calls per attempt.
   #inFlight = 0;
+  readonly #attempts = new AttemptCounts();
 
   constructor(api: OpenTelemetryApiModule, options: TelemetryOptions, deps: TelemetryDeps) {
     this.#api = api;
@@ -97,6 +98,9 @@ export class Telemetry {
       (options.meterProvider as MeterProvider | undefined) ?? api.metrics.getMeterProvider()
     ).getMeter(NAME);
     this.#instruments = createInstruments(meter);
+    this.#instruments.attempts.addCallback((result) => {
+      for (const { attributes, count } of this.#attempts.entries()) result.observe(count, attributes);
+    });
     this.#observeGauges(meter);
   }
 
@@ -172,14 +176,9 @@ export class Telemetry {
       });
     }
     span.end();
-    const attributes: Attributes = {
-      "postel.attempt.outcome": attempt.outcome,
-      "postel.http.status_class": statusClass(statusCode),
-    };
-    if (errorCode !== null) attributes["error.type"] = errorCode;
     this.#inFlight--;
-    this.#instruments.attempts.add(1, attributes);
-    this.#instruments.attemptDuration.record(attempt.latencyMs / 1000, attributes);
+    this.#attempts.add(attempt.outcome, statusCode, errorCode);
+    this.#instruments.attemptDuration.record(attempt.latencyMs / 1000);
   }
 
   /** Counts what storage accepted: deliveries (end to end) and dead letters. */
@@ -229,8 +228,7 @@ export class Telemetry {
    */
   #observeGauges(meter: Meter): void {
     const backlog = meter.createObservableGauge("postel.delivery.backlog", {
-      description:
-        "Deliveries waiting to be sent (see the README: until stats() lands, scheduled retries too).",
+      description: "Deliveries due now and not leased, every instance's (the backlog.due of stats()).",
       unit: "{delivery}",
     });
     const oldest = meter.createObservableGauge("postel.delivery.backlog.oldest_age", {
