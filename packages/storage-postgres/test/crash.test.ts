@@ -88,17 +88,22 @@ test(`SIGKILL mid-drain sends again at most the ${CONCURRENCY} deliveries the po
     10_000,
   );
 
-  // Receipts per id: a kill's duplicates are the ids it sent first that another process sent again.
+  // Receipts per id: a kill's duplicates are the ids it sent first that another process sent again,
+  // each counted once: an id the next victim re-sent and was killed holding is sent a third time
+  // (by the survivor), but it was one of the first kill's in-flight requests, not two.
   const first = new Map<string, string>();
-  const duplicates = new Map<string, number>();
+  const duplicates = new Map<string, Set<string>>();
   for (const { webhookId, agent } of receiver.arrivals) {
     const sender = first.get(webhookId);
     if (sender === undefined) first.set(webhookId, agent);
-    else if (sender !== agent) duplicates.set(sender, (duplicates.get(sender) ?? 0) + 1);
+    else if (sender !== agent) {
+      const ids = duplicates.get(sender) ?? new Set<string>();
+      duplicates.set(sender, ids.add(webhookId));
+    }
   }
   const duplicatesPerKill = Array.from(
     { length: KILLS },
-    (_, kill) => duplicates.get(`postel-test/victim-${kill}`) ?? 0,
+    (_, kill) => duplicates.get(`postel-test/victim-${kill}`)?.size ?? 0,
   );
   console.log(
     `[crash bounds] duplicates per SIGKILL: ${duplicatesPerKill.join(", ")} (bound: ${CONCURRENCY} in flight)`,
