@@ -190,6 +190,12 @@ describe("stats", () => {
       expect.objectContaining({ id: up.id, description: "fine", state: "active", failureRate: 0 }),
     ]);
 
+    // One endpoint's: its line alone, and the backlog and attempts are its own.
+    const mine = await h.postel.outbound.stats({ endpointId: up.id });
+    expect(mine.endpoints.map((e) => e.id)).toEqual([up.id]);
+    expect(mine.backlog).toMatchObject({ scheduled: 0, unfanned: 1 });
+    expect(mine.attempts).toEqual({ total: 1, failures: 0, failureRate: 0 });
+
     h.clock.advance("2h");
     const later = await h.postel.outbound.stats({ window: "30m" });
     expect(later.backlog).toMatchObject({ due: 1, oldestDueAt: later.at - 3_600_000 });

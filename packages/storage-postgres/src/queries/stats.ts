@@ -41,6 +41,7 @@ export function statsStatement(sql: Sql | TransactionSql, query: StatsQuery) {
         FROM postel.endpoint_health b
         WHERE b.endpoint_id = e.id AND b.bucket_start >= ${epochMs(query.since)}::bigint
       ) w
+      ${query.endpointId !== undefined ? sql`WHERE e.id = ${query.endpointId}` : sql``}
     )
     SELECT
       (SELECT count(*) FROM postel.messages m WHERE m.fanned_out_at IS NULL AND m.status = 'pending') AS unfanned,
