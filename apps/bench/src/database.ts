@@ -211,7 +211,7 @@ export function timeSortableId(prefix: string, time: string, serial: string): st
   return `'${prefix}_' || ${encoded} || ${serial}`;
 }
 
-/** SQL expressions (over `i`, `g.t` and `d.last_at` of `seedHistory`'s rows) of the seeded ids. */
+/** SQL expressions (over `i` and `g.t` of `seedHistory`'s rows, and `k`, an attempt's number) of the seeded ids. */
 function historyIds(prefix: string | undefined) {
   const serial = (width: number) => `lpad(i::text, ${width}, '0')`;
   if (prefix !== undefined) {
