@@ -118,30 +118,118 @@ export async function backendCpuMs(sql: Sql, database: string): Promise<number> 
   return ticks * 10; // USER_HZ is 100 on Linux
 }
 
+/** What `seedHistory` writes besides `count` finished messages. */
+export interface HistoryShape {
+  /** Message `i`'s one delivery goes to `endpointIds[i % length]`. */
+  endpointIds: string[];
+  /**
+   * Message ids `<prefix><i>` (10 digits), deliveries `dlv_hist<i>`, attempts `att_hist<i>…`. Without a
+   * prefix, every id is time-sortable like core's (the time of its row, then `i`), so id ranges bound
+   * time ranges as they do for messages sent through `send()`.
+   */
+  prefix?: string | undefined;
+  /** Message `i` has type `types[i % length]` (default `order.created`). */
+  types?: string[] | undefined;
+  /** Message `i` has tenant `tenants[i % length]` (default none). */
+  tenants?: string[] | undefined;
+  /** Message `i` is created at `start + i × stepMs` (default 30 days ago, 1 ms apart). */
+  start?: number | undefined;
+  stepMs?: number | undefined;
+  /** Every n-th message is dead-lettered after 3 failed attempts, two of them in `attempts` (0: none). */
+  deadLetterEvery?: number | undefined;
+  /** Every n-th other message succeeds on its second attempt, kept in `attempts` (0: none). */
+  retryEvery?: number | undefined;
+}
+
 /**
- * Adds `count` finished messages, each with one succeeded delivery and its attempt (in the delivery's
- * row, where Postel keeps a first attempt), as months of history would leave them (generate_series,
- * so a million rows take seconds, not hours).
+ * Adds `count` finished messages, each with one delivery and its attempts (the first in the
+ * delivery's row, where Postel keeps it), as months of history would leave them (generate_series, so
+ * a million rows take seconds, not hours). By default every delivery succeeded on its first attempt.
  */
-export async function seedHistory(
-  sql: Sql,
-  count: number,
-  endpointId: string,
-  prefix = "msg_hist",
-): Promise<void> {
-  const then = Date.now() - 30 * 24 * 3_600_000;
+export async function seedHistory(sql: Sql, count: number, shape: HistoryShape): Promise<void> {
+  const start = shape.start ?? Date.now() - 30 * 24 * 3_600_000;
+  const step = shape.stepMs ?? 1;
+  const types = shape.types ?? ["order.created"];
+  const tenant = shape.tenants
+    ? sql`(${sql.array(shape.tenants)}::text[])[1 + i % ${shape.tenants.length}::int]`
+    : sql`NULL`;
+  const ids = historyIds(shape.prefix);
+  // Per message i: its time t, whether it was dead-lettered or retried, and its delivery's endpoint.
+  const rows = () => sql`generate_series(1, ${count}::int) AS i
+    CROSS JOIN LATERAL (
+      SELECT ${start}::bigint + i::bigint * ${step}::bigint AS t,
+        ${shape.deadLetterEvery ?? 0}::int > 0 AND i % ${shape.deadLetterEvery || 1}::int = 0 AS dead,
+        ${shape.retryEvery ?? 0}::int > 0 AND i % ${shape.retryEvery || 1}::int = 0 AS retried
+    ) g
+    CROSS JOIN LATERAL (
+      SELECT (${sql.array(shape.endpointIds)}::text[])[1 + i % ${shape.endpointIds.length}::int] AS endpoint_id,
+        CASE WHEN g.dead THEN 3 WHEN g.retried THEN 2 ELSE 1 END AS attempts_made,
+        -- the last attempt's start: retries 30 s, then 2 min, after the first
+        g.t + CASE WHEN g.dead THEN 150000 WHEN g.retried THEN 30000 ELSE 0 END AS last_at
+    ) d`;
   await sql`
-    INSERT INTO postel.messages (id, type, payload, status, created_at, fanned_out_at, finished_at)
-    SELECT ${prefix} || lpad(i::text, 10, '0'), 'order.created', ${PAYLOAD}, 'dispatched',
-      ${then}::bigint + i, ${then}::bigint + i, ${then}::bigint + i
-    FROM generate_series(1, ${count}::int) AS i`;
+    INSERT INTO postel.messages (id, type, payload, tenant_id, status, created_at, fanned_out_at, finished_at)
+    SELECT ${sql.unsafe(ids.message)}, (${sql.array(types)}::text[])[1 + i % ${types.length}::int], ${PAYLOAD},
+      ${tenant},
+      CASE WHEN g.dead THEN 'dead-lettered' ELSE 'dispatched' END, g.t, g.t, d.last_at + 3
+    FROM ${rows()}`;
   await sql`
-    INSERT INTO postel.deliveries (id, message_id, endpoint_id, webhook_id, status, attempts_made,
-      next_attempt_at, created_at, updated_at, first_attempt_id, first_attempt_started_at,
+    INSERT INTO postel.deliveries (id, message_id, endpoint_id, webhook_id, status, retries_used, attempts_made,
+      next_attempt_at, created_at, updated_at, last_error, first_attempt_id, first_attempt_started_at,
       first_attempt_latency_ms, first_attempt_outcome, first_attempt_status_code, first_attempt_response_snippet)
-    SELECT 'dlv_hist' || lpad(i::text, 10, '0'), ${prefix} || lpad(i::text, 10, '0'), ${endpointId},
-      ${prefix} || lpad(i::text, 10, '0'), 'succeeded', 1, ${then}::bigint + i, ${then}::bigint + i,
-      ${then}::bigint + i, 'att_hist' || lpad(i::text, 10, '0'), ${then}::bigint + i, 3, 'success', 200, 'ok'
-    FROM generate_series(1, ${count}::int) AS i`;
+    SELECT ${sql.unsafe(ids.delivery)}, ${sql.unsafe(ids.message)}, d.endpoint_id, ${sql.unsafe(ids.message)},
+      CASE WHEN g.dead THEN 'dead-lettered' ELSE 'succeeded' END, d.attempts_made - 1, d.attempts_made,
+      d.last_at, g.t, d.last_at + 3, CASE WHEN g.dead THEN 'HTTP 500' END, ${sql.unsafe(ids.attempt(1))}, g.t, 3,
+      CASE WHEN d.attempts_made > 1 THEN 'retryable' ELSE 'success' END,
+      CASE WHEN d.attempts_made > 1 THEN 500 ELSE 200 END, CASE WHEN d.attempts_made > 1 THEN 'error' ELSE 'ok' END
+    FROM ${rows()}`;
+  if (shape.deadLetterEvery || shape.retryEvery) {
+    await sql`
+      INSERT INTO postel.attempts (id, delivery_id, message_id, endpoint_id, webhook_id, attempt_number, started_at,
+        latency_ms, outcome, status_code, response_snippet)
+      SELECT ${sql.unsafe(ids.attempt("k"))}, ${sql.unsafe(ids.delivery)}, ${sql.unsafe(ids.message)}, d.endpoint_id,
+        ${sql.unsafe(ids.message)}, k, g.t + CASE k WHEN 2 THEN 30000 ELSE 150000 END, 3,
+        CASE WHEN g.retried THEN 'success' ELSE 'retryable' END, CASE WHEN g.retried THEN 200 ELSE 500 END,
+        CASE WHEN g.retried THEN 'ok' ELSE 'error' END
+      FROM ${rows()} CROSS JOIN generate_series(2, d.attempts_made) AS k
+      WHERE g.dead OR g.retried`;
+  }
   await sql`VACUUM ANALYZE postel.messages, postel.deliveries, postel.attempts`;
+}
+
+const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+
+/**
+ * SQL of a time-sortable id like core's: `<prefix>_`, the epoch ms of the bigint expression `time` in
+ * core's 10-character encoding, then `serial` (an expression of 16 characters of the same alphabet).
+ */
+export function timeSortableId(prefix: string, time: string, serial: string): string {
+  const encoded = Array.from(
+    { length: 10 },
+    (_, k) => `substr('${ALPHABET}', ((${time}) >> ${5 * (9 - k)} & 31)::int + 1, 1)`,
+  ).join(" || ");
+  return `'${prefix}_' || ${encoded} || ${serial}`;
+}
+
+/** SQL expressions (over `i` and `g.t` of `seedHistory`'s rows, and `k`, an attempt's number) of the seeded ids. */
+function historyIds(prefix: string | undefined) {
+  const serial = (width: number) => `lpad(i::text, ${width}, '0')`;
+  if (prefix !== undefined) {
+    return {
+      message: `'${prefix.replaceAll("'", "''")}' || ${serial(10)}`,
+      delivery: `'dlv_hist' || ${serial(10)}`,
+      attempt: (n: number | string) => `'att_hist' || ${serial(10)} || '_' || ${n}`,
+    };
+  }
+  return {
+    message: timeSortableId("msg", "g.t", serial(16)),
+    delivery: timeSortableId("dlv", "g.t", serial(16)),
+    // Attempt ids are made when the attempt ends (its start + 3 ms), like core's.
+    attempt: (n: number | string) =>
+      timeSortableId(
+        "att",
+        `g.t + 3 + CASE ${n} WHEN 1 THEN 0 WHEN 2 THEN 30000 ELSE 150000 END`,
+        `${serial(15)} || ${n}`,
+      ),
+  };
 }

@@ -18,6 +18,7 @@ import { sqliteDrain } from "./scenarios/sqlite-drain.js";
 import { sqliteSendLatency } from "./scenarios/sqlite-send-latency.js";
 import { telemetry } from "./scenarios/telemetry.js";
 import { wakeLatency } from "./scenarios/wake-latency.js";
+import { dashboard } from "./scenarios/dashboard.js";
 import { sqliteVersion } from "./sqlite-file.js";
 import {
   formatPeerTable,
@@ -43,6 +44,7 @@ const SCENARIOS: Scenario[] = [
   latency,
   peers,
   telemetry,
+  dashboard,
   sqliteDrain,
   sqliteSendLatency,
   sqliteSendBatch,

@@ -5,6 +5,7 @@ import { createClient } from "@libsql/client";
 import { ExponentialBackoff, LinearBackoff, Postel } from "@postel/core";
 import { generateSecret } from "@postel/signing";
 import { SqliteStorage } from "@postel/storage-sqlite";
+import { startDashboard } from "./dashboard-server.js";
 import { trackEndpoint } from "./endpoint-timeline.js";
 import { LiveView, progressRows, table } from "./progress.js";
 import { startReceiver } from "./receiver.js";
@@ -13,6 +14,8 @@ import { runCli } from "./run-cli.js";
 const ORDERS = 10;
 const AUTO_DISABLE_WINDOW_S = 30;
 const DEADLINE_MS = 60_000;
+// Set to 1 to keep the dashboard (and the workers and receiver behind it) running after the checks.
+const KEEP_OPEN = process.env["POSTEL_DEMO_KEEP_OPEN"] === "1";
 const started = Date.now();
 const checks: { what: string; ok: boolean }[] = [];
 const check = (what: string, ok: boolean) => checks.push({ what, ok });
@@ -74,6 +77,14 @@ const named = [
 const brokenTimeline = trackEndpoint(postel, broken.id, started);
 
 say("Postel demo — embedded SQLite, a real receiver, three endpoints\n");
+
+// The operator's dashboard on 127.0.0.1, open to whoever holds this run's token (nobody else).
+const dashboard = await startDashboard(postel);
+say(`  Dashboard: ${dashboard.loginUrl}`);
+say("  (the token in the URL is made for this run: opening it once stores it in a cookie for this site;");
+say(
+  `  without it the dashboard answers 403.${KEEP_OPEN ? "" : " Set POSTEL_DEMO_KEEP_OPEN=1 to keep it open after the checks."})\n`,
+);
 
 // 3. Business writes and send() in one transaction. One transaction is rolled back on purpose.
 const committed: string[] = [];
@@ -203,6 +214,20 @@ const rolledBackVisible =
 check("the rolled-back order's webhook was never enqueued", !rolledBackVisible);
 await postel.stop();
 
+// The dashboard answers the token's holder with the orders' messages, and nobody else.
+const anonymous = await fetch(dashboard.url);
+const login = await fetch(dashboard.loginUrl, { redirect: "manual" });
+const messagesPage = await fetch(`${dashboard.url}messages`, { headers: { cookie: dashboard.cookie } });
+const listed = await messagesPage.text();
+check(
+  `the dashboard answers ${messagesPage.status} to the token's holder (its messages page lists the orders), ${anonymous.status} without the token`,
+  messagesPage.status === 200 &&
+    committed.every((id) => listed.includes(id)) &&
+    anonymous.status === 403 &&
+    login.status === 303 &&
+    (login.headers.get("set-cookie") ?? "").includes("HttpOnly"),
+);
+
 // 8. The summary: per endpoint, and one message's full audit trail.
 say("\nSummary");
 const summary = [];
@@ -220,9 +245,6 @@ for (const { name, id, path } of named) {
   });
 }
 say(table(summary));
-await postel.close();
-await receiver.close();
-client.close();
 
 // 9. What an operator sees from a shell: the `postel` CLI on the same SQLite file.
 const dbFile = join(dir, "shop.db");
@@ -232,13 +254,30 @@ for (const args of [["stats"], ["messages", "show", committed[1]!]]) {
   say(run.output);
   check(`\`postel ${args[0]}\` reads the outbox from the shell and exits 0`, run.status === 0);
 }
-rmSync(dir, { recursive: true, force: true });
 
 say("\nChecks");
 for (const c of checks) say(`  ${c.ok ? "✓" : "✗"} ${c.what}`);
 const failed = checks.filter((c) => !c.ok);
 if (failed.length > 0) {
   say(`\n${failed.length} check(s) failed: Postel did not behave as expected.`);
+  await shutDown();
   process.exit(1);
 }
 say(`\nAll ${checks.length} checks passed in ${((Date.now() - started) / 1000).toFixed(1)}s.`);
+
+async function shutDown(): Promise<void> {
+  await dashboard.close();
+  await postel.close();
+  await receiver.close();
+  client.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+if (KEEP_OPEN) {
+  // Workers run again, so replays from the dashboard reach the (mended) receiver.
+  await postel.start();
+  say(`\nThe dashboard stays open at ${dashboard.loginUrl}\nPress Ctrl-C to stop.`);
+  process.once("SIGINT", () => void shutDown());
+  process.once("SIGTERM", () => void shutDown());
+} else {
+  await shutDown();
+}

@@ -8,6 +8,8 @@ test("the demo runs end to end on embedded SQLite and every check passes", () =>
   const run = spawnSync(process.execPath, [main], { encoding: "utf8", timeout: 120_000 });
   const output = `${run.stdout}\n${run.stderr}`;
   expect(output).toContain("✓ the rolled-back order's webhook was never enqueued");
+  expect(output).toMatch(/Dashboard: http:\/\/127\.0\.0\.1:\d+\/postel\/\?token=/);
+  expect(output).toContain("✓ the dashboard answers 200 to the token's holder");
   expect(output).not.toContain("✗");
   expect(run.status, output).toBe(0);
 }, 130_000);

@@ -31,6 +31,29 @@ describe("pages", () => {
     expect(third).toEqual({ items: [expect.objectContaining({ id: sent[0] })], nextCursor: null });
   });
 
+  test("messages.list with `until` lists every message created before it, newest first, across pages", async () => {
+    const h = await harness();
+    const start = h.clock.now();
+    const send = async (at: number) => {
+      h.clock.set(start + at);
+      return (await h.postel.outbound.send({ type: "order.created", data: { at } })).id;
+    };
+    const early = [await send(0), await send(60_000), await send(120_000)];
+    const late = await send(10 * 60_000);
+    // The clock stepped back 30 s: this message's id carries the later time, its createdAt the earlier.
+    const stepped = await send(10 * 60_000 - 30_000);
+    const until = start + 10 * 60_000 - 1;
+    const listed: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await h.postel.outbound.messages.list({ until, limit: 2, cursor });
+      listed.push(...page.items.map((m) => m.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(listed).toEqual([stepped, early[2], early[1], early[0]]);
+    expect(listed).not.toContain(late);
+  });
+
   test("a page that ends exactly at the last row says there is no next page", async () => {
     const h = await harness();
     for (let i = 0; i < 2; i++) await h.postel.outbound.endpoints.create({ url: h.receiver.url(`/${i}`) });
@@ -166,6 +189,12 @@ describe("stats", () => {
       expect.objectContaining({ id: down.id, scheduled: 1, attempts: 1, failures: 1, failureRate: 1 }),
       expect.objectContaining({ id: up.id, description: "fine", state: "active", failureRate: 0 }),
     ]);
+
+    // One endpoint's: its line alone, and the backlog and attempts are its own.
+    const mine = await h.postel.outbound.stats({ endpointId: up.id });
+    expect(mine.endpoints.map((e) => e.id)).toEqual([up.id]);
+    expect(mine.backlog).toMatchObject({ scheduled: 0, unfanned: 1 });
+    expect(mine.attempts).toEqual({ total: 1, failures: 0, failureRate: 0 });
 
     h.clock.advance("2h");
     const later = await h.postel.outbound.stats({ window: "30m" });

@@ -54,6 +54,13 @@ export const messages = postelSchema.table(
     index("messages_fanout_due_idx")
       .on(t.createdAt, t.id)
       .where(sql`${t.fannedOutAt} IS NULL AND ${t.status} = 'pending'`),
+    // Listing messages by a rare final status (the dashboard, messages.list): the primary key would be
+    // walked through the whole history to fill a page. Only dead-lettered and expired rows have an
+    // entry, so sending and delivering never write it (a status change is never a HOT update anyway:
+    // messages_fanout_due_idx's predicate reads status).
+    index("messages_dead_or_expired_idx")
+      .on(t.status, t.id)
+      .where(sql`${t.status} IN ('dead-lettered', 'expired')`),
   ],
 );
 

@@ -114,3 +114,11 @@ test("a page of messages walks the primary key backwards", async () => {
   expectNoHistoryScan(text);
   expect(text).toContain("Index Scan Backward using messages_pkey");
 });
+
+test("a page of messages by a final status walks messages_dead_or_expired_idx, never the history", async () => {
+  for (const status of ["dead-lettered", "expired"] as const) {
+    const text = await plan(listMessagesStatement(db.sql, { limit: 101, status }));
+    expectNoHistoryScan(text);
+    expect(text).toContain("messages_dead_or_expired_idx");
+  }
+});

@@ -9,7 +9,9 @@ const PENDING = "FROM postel_deliveries d WHERE d.endpoint_id = e.id AND d.statu
 const COUNT_STATUS = "SELECT count(*) FROM postel_deliveries d WHERE d.endpoint_id = e.id AND d.status =";
 const HEALTH = "FROM postel_endpoint_health h WHERE h.endpoint_id = e.id AND h.bucket_start >= :since";
 
-const ENDPOINT_COUNTS = `SELECT e.id, e.url, e.description, e.state, e.circuit_open_until, e.deleted_at IS NULL AS live,
+const endpointCounts = (
+  where: string,
+) => `SELECT e.id, e.url, e.description, e.state, e.circuit_open_until, e.deleted_at IS NULL AS live,
     (SELECT count(*) ${PENDING} AND d.next_attempt_at <= :now) AS due,
     (SELECT min(d.next_attempt_at) ${PENDING} AND d.next_attempt_at <= :now) AS oldest_due_at,
     (SELECT count(*) ${PENDING} AND d.next_attempt_at > :now AND d.lease_token IS NOT NULL) AS in_flight,
@@ -18,14 +20,21 @@ const ENDPOINT_COUNTS = `SELECT e.id, e.url, e.description, e.state, e.circuit_o
     (${COUNT_STATUS} 'dead-lettered') AS dead_letters,
     (SELECT coalesce(sum(h.attempts), 0) ${HEALTH}) AS attempts,
     (SELECT coalesce(sum(h.failures), 0) ${HEALTH}) AS failures
-  FROM postel_endpoints e ORDER BY e.id`;
+  FROM postel_endpoints e ${where} ORDER BY e.id`;
+const ENDPOINT_COUNTS = endpointCounts("");
+const ONE_ENDPOINT_COUNTS = endpointCounts("WHERE e.id = :endpointId");
 
 /** `stats`: two reads (per endpoint, and un-fanned messages through postel_messages_unfanned). */
 export function statsStore(db: Db) {
   return {
     async stats(query: StatsQuery): Promise<StorageStats> {
       const [rows, [unfanned]] = await Promise.all([
-        db.read({ sql: ENDPOINT_COUNTS, args: { now: query.now, since: query.since } }),
+        query.endpointId === undefined
+          ? db.read({ sql: ENDPOINT_COUNTS, args: { now: query.now, since: query.since } })
+          : db.read({
+              sql: ONE_ENDPOINT_COUNTS,
+              args: { now: query.now, since: query.since, endpointId: query.endpointId },
+            }),
         db.read({
           sql: "SELECT count(*) AS n FROM postel_messages WHERE fanned_out_at IS NULL AND status = 'pending'",
         }),

@@ -20,7 +20,10 @@ export const history: Scenario = {
       await createEndpoints(withHistory, base, 1);
       const [endpoint] = await withHistory.sql<{ id: string }[]>`SELECT id FROM postel.endpoints`;
       const started = Date.now();
-      await seedHistory(withHistory.sql, scale.historyRows, endpoint!.id);
+      await seedHistory(withHistory.sql, scale.historyRows, {
+        endpointIds: [endpoint!.id],
+        prefix: "msg_hist",
+      });
       log(
         `  seeded ${rows} finished deliveries (with their messages and attempts) in ${Math.round((Date.now() - started) / 1000)} s`,
       );

@@ -132,7 +132,7 @@ function postgresBench(
       await sql`TRUNCATE postel.messages, postel.deliveries, postel.attempts`;
       const [endpoint] = await sql<{ id: string }[]>`SELECT id FROM postel.endpoints`;
       // `msg_00hist…` sorts below the ids of messages made this century: retention's walk reaches it.
-      await seedHistory(sql, rows, endpoint!.id, "msg_00hist");
+      await seedHistory(sql, rows, { endpointIds: [endpoint!.id], prefix: "msg_00hist" });
     },
     async historyLeft() {
       const [row] = await sql<

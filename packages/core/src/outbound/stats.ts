@@ -3,12 +3,18 @@ import type { Clock } from "../clock.js";
 import type { OutboundConfig } from "../config.js";
 import { type Duration, parseDuration } from "../duration.js";
 import type { EndpointState } from "../storage/records.js";
-import { parseOptions } from "./page.js";
+import { filterTextSchema, parseOptions } from "./page.js";
 
 /** Options of `stats`. */
 export interface StatsOptions {
   /** How far back attempts and failures are counted. Default `"1h"`. */
   window?: Duration | undefined;
+  /**
+   * Only this endpoint: `endpoints` holds its line alone (none once it is deleted), and the backlog,
+   * dead letters and attempts are its own (`backlog.unfanned` stays the outbox's: those messages have
+   * no endpoint yet). Reads only its rows, so a page about one endpoint stays cheap beside many.
+   */
+  endpointId?: string | undefined;
 }
 
 /** Attempts over a window and the share of them that failed (null when there was none). */
@@ -73,6 +79,7 @@ const StatsSchema = v.strictObject({
     ),
     "1h",
   ),
+  endpointId: v.optional(filterTextSchema),
 });
 
 /**
@@ -85,9 +92,13 @@ export async function stats(
   deps: { config: OutboundConfig; clock: Clock },
   options?: StatsOptions,
 ): Promise<OutboundStats> {
-  const { window: windowMs } = parseOptions(StatsSchema, options, "stats()");
+  const { window: windowMs, endpointId } = parseOptions(StatsSchema, options, "stats()");
   const at = deps.clock.now();
-  const { totals, unfanned, endpoints } = await deps.config.storage.stats({ now: at, since: at - windowMs });
+  const { totals, unfanned, endpoints } = await deps.config.storage.stats({
+    now: at,
+    since: at - windowMs,
+    endpointId,
+  });
   const attempts = { total: 0, failures: 0 };
   for (const endpoint of endpoints) {
     attempts.total += endpoint.attempts;

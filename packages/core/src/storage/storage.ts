@@ -211,6 +211,8 @@ export interface RecentAttemptsQuery {
 export interface StatsQuery {
   now: number;
   since: number;
+  /** Only this endpoint (deleted or not): its line alone, totals of its work, its rows alone read. */
+  endpointId?: string | undefined;
 }
 
 /** One endpoint's work, by state, at the time of a `stats` call. */

@@ -63,7 +63,7 @@ const WINDOWS = [
 export async function endpointPage(ctx: PageContext, id: string): Promise<Html | null> {
   const endpoint = await ctx.ops.endpoints.get(id);
   if (!endpoint) return null;
-  const windows = await Promise.all(WINDOWS.map((w) => ctx.ops.stats({ window: w.ms })));
+  const windows = await Promise.all(WINDOWS.map((w) => ctx.ops.stats({ window: w.ms, endpointId: id })));
   const lines = windows.map((stats) => stats.endpoints.find((line) => line.id === id));
   const intervals: HealthInterval[] = WINDOWS.map((w, i) => {
     const line = lines[i];

@@ -6,10 +6,13 @@ import { compare, type MemoryState } from "./state.js";
  * `stats` of `InMemoryStorage`: the pending and held indexes hold only live work; dead letters are
  * counted by walking the deliveries (InMemoryStorage holds no more history than a process can scan).
  */
-export function memoryStats(state: MemoryState, { now, since }: StatsQuery): StorageStats {
+export function memoryStats(state: MemoryState, { now, since, endpointId }: StatsQuery): StorageStats {
   const byEndpoint = new Map<string, DeliveryCounts>();
   const totals = { ...zero(), oldestDueAt: null as number | null };
+  const counted = (delivery: DeliveryRecord) =>
+    endpointId === undefined || delivery.endpointId === endpointId;
   const count = (delivery: DeliveryRecord, key: keyof DeliveryCounts) => {
+    if (!counted(delivery)) return;
     const counts = byEndpoint.get(delivery.endpointId) ?? zero();
     byEndpoint.set(delivery.endpointId, counts);
     counts[key] += 1;
@@ -17,6 +20,7 @@ export function memoryStats(state: MemoryState, { now, since }: StatsQuery): Sto
   };
   for (const id of state.pending) {
     const delivery = state.deliveries.get(id)!;
+    if (!counted(delivery)) continue;
     if (delivery.nextAttemptAt <= now) {
       count(delivery, "due");
       totals.oldestDueAt = Math.min(totals.oldestDueAt ?? delivery.nextAttemptAt, delivery.nextAttemptAt);
@@ -30,7 +34,7 @@ export function memoryStats(state: MemoryState, { now, since }: StatsQuery): Sto
   }
   const endpoints: EndpointStatsRow[] = [];
   for (const { record, deleted } of state.endpoints.values()) {
-    if (deleted) continue;
+    if (deleted || (endpointId !== undefined && record.id !== endpointId)) continue;
     endpoints.push({
       id: record.id,
       url: record.url,

@@ -137,6 +137,20 @@ export function operationsTests(context: ConformanceContext): void {
         ],
       });
 
+      // One endpoint's: its line alone, the totals its own (un-fanned messages have no endpoint yet).
+      expect(
+        await storage.stats({ now: T0 + 40_000, since: T0 - HEALTH_BUCKET_MS, endpointId: b!.id }),
+      ).toEqual({
+        totals: { due: 2, oldestDueAt: T0 + 1_000, inFlight: 0, scheduled: 0, held: 1, deadLetters: 0 },
+        unfanned: 3,
+        endpoints: [
+          {
+            ...row(b!, "circuit-open", T0 + 99_000),
+            ...{ due: 2, inFlight: 0, scheduled: 0, held: 1, deadLetters: 0, attempts: 2, failures: 2 },
+          },
+        ],
+      });
+
       // Past a's lease the leased delivery is due again; health buckets before `since` do not count.
       const later = await storage.stats({ now: T0 + 70_000, since: T0 + HEALTH_BUCKET_MS });
       expect(later.totals).toEqual({

@@ -1,0 +1,1 @@
+CREATE INDEX "messages_dead_or_expired_idx" ON "postel"."messages" USING btree ("status","id") WHERE "postel"."messages"."status" IN ('dead-lettered', 'expired');
