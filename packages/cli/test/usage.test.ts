@@ -62,7 +62,6 @@ describe("usage errors exit 2", () => {
       "--header must be name=value",
     ],
     [["replay"], "Say what to replay"],
-    [["replay", "--message", "msg_1", "--endpoint", "ep_1"], "not both"],
     [["replay", "--endpoint", "ep_1", "--yes"], "--endpoint needs --since"],
     [["endpoints", "show", "ep_1", "extra"], 'Unexpected argument "extra"'],
   ])("postel %j", async (args, message) => {

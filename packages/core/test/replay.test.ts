@@ -65,6 +65,21 @@ describe("replay", () => {
     expect((await h.postel.outbound.messages.get(later.id))?.status).toBe("dead-lettered");
   });
 
+  test("by message id and endpoint, only that delivery: one dead letter, not the message's others", async () => {
+    const h = await harness({ retryPolicy: ExponentialBackoff({ maxAttempts: 0 }) });
+    h.receiver.script("/a", 500);
+    h.receiver.script("/b", 500);
+    const a = await h.postel.outbound.endpoints.create({ url: h.receiver.url("/a") });
+    const b = await h.postel.outbound.endpoints.create({ url: h.receiver.url("/b") });
+    const { id } = await h.postel.outbound.send({ type: "order.created", data: {} });
+    await h.postel.drain();
+    const replayed = await h.postel.outbound.replay({ messageId: id, endpointId: a.id });
+    expect(replayed.map((r) => r.endpointId)).toEqual([a.id]);
+    const deliveries = await h.postel.outbound.messages.deliveries(id);
+    expect(deliveries.find((d) => d.endpointId === a.id)?.status).toBe("pending");
+    expect(deliveries.find((d) => d.endpointId === b.id)?.status).toBe("dead-lettered");
+  });
+
   test("does not re-enqueue a delivery that is still in flight, and refuses unknown ids", async () => {
     const h = await harness();
     h.receiver.script("/hook", 500);

@@ -48,11 +48,18 @@ export const replayMessage: Action = async (ctx, form, id) => {
   return done(ctx, `/messages/${encodeURIComponent(id)}`, "replayed", replayed.length);
 };
 
-/** `POST /dead-letters/replay`: one row (`only`) or the checked rows (`message`). */
+/**
+ * `POST /dead-letters/replay`: one row (`only`) or the checked rows (`delivery`), each a dead letter
+ * named `<messageId> <endpointId>` (a delivery is a message × endpoint), so replaying one never
+ * replays the message's other dead letters.
+ */
 export const replaySelected: Action = async (ctx, form) => {
   const only = form.get("only");
-  const ids = [...new Set(only ? [only] : form.getAll("message"))].filter((id) => id !== "");
-  const replayed = await replayMessages(ctx, ids, form.get("fresh") === "1");
+  const letters = (only ? [only] : form.getAll("delivery")).flatMap((value) => {
+    const [messageId, endpointId, ...rest] = value.split(" ");
+    return messageId && endpointId && rest.length === 0 ? [{ messageId, endpointId }] : [];
+  });
+  const replayed = await replayDeadLetters(ctx, letters, form.get("fresh") === "1");
   return done(ctx, "/dead-letters", "replayed", replayed);
 };
 
@@ -75,17 +82,36 @@ export const replayMatching: Action = async (ctx, form) => {
     letters.push(...page.items);
     cursor = page.nextCursor ?? undefined;
   } while (cursor !== undefined && letters.length < REPLAY_ALL_LIMIT);
-  const ids = [...new Set(letters.slice(0, REPLAY_ALL_LIMIT).map((d) => d.messageId))];
-  return done(ctx, "/dead-letters", "replayed", await replayMessages(ctx, ids, fresh));
+  return done(
+    ctx,
+    "/dead-letters",
+    "replayed",
+    await replayDeadLetters(ctx, letters.slice(0, REPLAY_ALL_LIMIT), fresh),
+  );
 };
 
-async function replayMessages(ctx: PageContext, ids: string[], fresh: boolean): Promise<number> {
+/** Replays exactly these dead letters: per endpoint, its deliveries of the given messages. */
+async function replayDeadLetters(
+  ctx: PageContext,
+  letters: readonly { messageId: string; endpointId: string }[],
+  fresh: boolean,
+): Promise<number> {
+  const byEndpoint = new Map<string, Set<string>>();
+  for (const { messageId, endpointId } of letters) {
+    byEndpoint.set(endpointId, (byEndpoint.get(endpointId) ?? new Set()).add(messageId));
+  }
   const replayed: ReplayedDelivery[] = [];
-  for (let i = 0; i < ids.length; i += BATCH) {
-    const messageIds = ids.slice(i, i + BATCH);
-    replayed.push(
-      ...(await ctx.ops.replay({ messageIds }, { status: ["dead-lettered"], freshWebhookId: fresh })),
-    );
+  for (const [endpointId, messages] of byEndpoint) {
+    const ids = [...messages];
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const messageIds = ids.slice(i, i + BATCH);
+      replayed.push(
+        ...(await ctx.ops.replay(
+          { messageIds, endpointId },
+          { status: ["dead-lettered"], freshWebhookId: fresh },
+        )),
+      );
+    }
   }
   return replayed.length;
 }

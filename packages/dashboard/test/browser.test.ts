@@ -127,7 +127,7 @@ describe.each(["postgres", "sqlite"] as const)("the dashboard in Chromium on %s"
     const before = (await seeded.postel.outbound.messages.deliveries(seeded.ids[0]!)).find(
       (d) => d.endpointId === seeded.broken.id,
     )!;
-    await page.check(`input[name=message][value="${seeded.ids[0]}"]`);
+    await page.check(`input[name=delivery][value="${seeded.ids[0]} ${seeded.broken.id}"]`);
     await page.check("#selection input[name=fresh]");
     await page.click("button[name=selected]");
     await expect(page.locator(".notice").textContent()).resolves.toContain("Replayed 1 delivery");

@@ -15,8 +15,13 @@ export function replayStore(db: Db) {
           ? {
               sql: `SELECT * FROM postel_deliveries
                 WHERE message_id IN (SELECT value FROM json_each(:messageIds)) AND status IN ${REPLAYABLE_STATUSES}
+                  AND (:endpointId IS NULL OR endpoint_id = :endpointId)
                 ORDER BY id LIMIT :limit`,
-              args: { messageIds: JSON.stringify(selector.messageIds), limit: Math.max(0, limit) },
+              args: {
+                messageIds: JSON.stringify(selector.messageIds),
+                endpointId: selector.endpointId ?? null,
+                limit: Math.max(0, limit),
+              },
             }
           : {
               sql: `SELECT d.* FROM postel_deliveries d JOIN postel_messages m ON m.id = d.message_id

@@ -16,7 +16,8 @@ const command: Command = {
     endpoint: {
       type: "string",
       value: "<id>",
-      description: "replay this endpoint's deliveries (needs --since, --yes)",
+      description:
+        "replay this endpoint's deliveries (needs --since, --yes); with --message, only its delivery of each",
     },
     ...TIME_RANGE_OPTIONS,
     status: {
@@ -38,6 +39,7 @@ const command: Command = {
     "JSON: { replayed, deliveries: [{ messageId, deliveryId, endpointId, webhookId }] }.",
     "Examples:",
     "  postel replay --message msg_01J...",
+    "  postel replay --message msg_01J... --endpoint ep_01J...   (that one delivery)",
     "  postel replay --endpoint ep_01J... --since 1d --status dead-lettered --yes",
   ],
   async run({ args, out, open, now }) {
@@ -73,10 +75,8 @@ const command: Command = {
 function selectionOf(args: Args, now: number): ReplaySelection {
   const messageIds = args.strings("message");
   const endpointId = args.string("endpoint");
-  if (messageIds.length > 0 && endpointId !== undefined) {
-    throw usageError("Pass either --message or --endpoint, not both.");
-  }
-  if (messageIds.length > 0) return { messageIds };
+  // With both: each message's delivery to that endpoint only (one dead letter, not all of them).
+  if (messageIds.length > 0) return compact({ messageIds, endpointId });
   if (endpointId === undefined) {
     throw usageError(
       "Say what to replay: --message <id> (repeatable), or --endpoint <id> --since <time> --yes.",

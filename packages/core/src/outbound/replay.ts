@@ -10,8 +10,8 @@ import type { Message } from "./types.js";
 
 /** Which messages to replay: one id, many ids, an endpoint over a time range, or a predicate. */
 export type ReplaySelection =
-  | { messageId: string }
-  | { messageIds: string[] }
+  | { messageId: string; endpointId?: string | undefined }
+  | { messageIds: string[]; endpointId?: string | undefined }
   | { endpointId: string; since: Date | number; until?: Date | number }
   | { filter: (message: Message) => boolean; since?: Date | number; until?: Date | number };
 
@@ -80,8 +80,12 @@ export async function replay(
         );
       }
     }
-    candidates = await storage.findReplayable({ messageIds: ids }, limit);
-  } else if ("endpointId" in selection) {
+    // With endpointId, one delivery per message (message × endpoint): e.g. one dead letter, not
+    // every dead-lettered delivery of its message.
+    const { endpointId } = selection;
+    candidates = await storage.findReplayable({ messageIds: ids, endpointId }, limit);
+    if (endpointId !== undefined) candidates = candidates.filter((d) => d.endpointId === endpointId);
+  } else if ("endpointId" in selection && selection.endpointId !== undefined) {
     if (!isLookupId(selection.endpointId) || !(await storage.getEndpoint(selection.endpointId))) {
       throw new NotFoundError(
         "ENDPOINT_NOT_FOUND",

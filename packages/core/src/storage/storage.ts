@@ -288,7 +288,13 @@ export function statsOfEndpoints(endpoints: readonly EndpointStatsSource[], unfa
 }
 
 /** Which terminal deliveries `findReplayable` selects. */
-export type ReplaySelector = { messageIds: string[] } | { endpointId: string; since: number; until: number };
+export type ReplaySelector =
+  | {
+      messageIds: string[];
+      /** Only the deliveries to this endpoint (one per message): e.g. one dead letter of a message. */
+      endpointId?: string | undefined;
+    }
+  | { endpointId: string; since: number; until: number };
 
 /** A delivery to reset to `pending` by `resetDeliveries`, with the `webhook-id` it will carry. */
 export interface DeliveryReset {

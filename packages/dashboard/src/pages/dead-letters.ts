@@ -27,13 +27,13 @@ export async function deadLettersPage(ctx: PageContext): Promise<Html> {
   const urls = new Map(endpoints.items.map((e) => [e.id, e.url]));
   const rows = page.items.map(
     (d) => html`<tr>
-<td data-label="Select"><input type="checkbox" name="message" value="${d.messageId}" aria-label="select ${d.messageId}"></td>
+<td data-label="Select"><input type="checkbox" name="delivery" value="${d.messageId} ${d.endpointId}" aria-label="select ${d.messageId}"></td>
 <td data-label="Message"><a class="mono" href="${href(ctx, `/messages/${encodeURIComponent(d.messageId)}`)}">${d.messageId}</a><div class="muted mono">${d.type}${d.tenantId ? html` · ${d.tenantId}` : ""}</div></td>
 <td data-label="Endpoint" class="mono">${urls.get(d.endpointId) ?? d.endpointId}</td>
 <td data-label="Attempts">${d.attemptsMade}</td>
 <td data-label="Last error">${d.lastError ?? "—"}</td>
 <td data-label="Dead-lettered">${time(d.deadLetteredAt, ctx.now)}</td>
-<td data-label="Replay"><button type="submit" name="only" value="${d.messageId}">Replay</button></td>
+<td data-label="Replay"><button type="submit" name="only" value="${d.messageId} ${d.endpointId}">Replay</button></td>
 </tr>`,
   );
   const filterFields = html`<input type="hidden" name="endpoint" value="${filter.endpointId ?? ""}">

@@ -22,6 +22,7 @@ export async function findReplayable(
           SELECT ${sql.unsafe(DELIVERY_COLUMNS)} FROM postel.deliveries d
           WHERE d.message_id IN (SELECT json_array_elements_text(${asJson(selector.messageIds)}::text::json))
             AND d.status IN ${sql.unsafe(REPLAYABLE)}
+            ${selector.endpointId === undefined ? sql`` : sql`AND d.endpoint_id = ${selector.endpointId}`}
           ORDER BY d.id
           LIMIT ${limit}`
       : await sql<RawRow[]>`

@@ -19,7 +19,10 @@ export class MemoryReplay {
     if ("messageIds" in selector) {
       for (const messageId of new Set(selector.messageIds)) {
         for (const id of this.#state.deliveryIdsByMessage.get(messageId) ?? []) {
-          matches.push(this.#state.deliveries.get(id)!);
+          const delivery = this.#state.deliveries.get(id)!;
+          if (selector.endpointId === undefined || delivery.endpointId === selector.endpointId) {
+            matches.push(delivery);
+          }
         }
       }
     } else {

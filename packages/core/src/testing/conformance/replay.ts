@@ -33,6 +33,30 @@ export function replayTests(context: ConformanceContext): void {
       });
     });
 
+    test("findReplayable by messageIds and endpointId selects only that endpoint's delivery of each message", async () => {
+      const storage = context.storage();
+      const [target, other] = await createEndpoints(storage, 2);
+      const { messages, deliveries } = await fanOut(storage, {
+        endpoints: [target!, other!],
+        messages: [{ createdAt: T0 }, { createdAt: T0 + 1 }],
+      });
+      const claimed = await claimAll(storage, T0);
+      for (const delivery of deliveries)
+        await settle(storage, claimed.get(delivery.id)!, { kind: "dead-lettered" }, T0);
+      const found = await storage.findReplayable(
+        { messageIds: messages.map((m) => m.id), endpointId: target!.id },
+        100,
+      );
+      expect(ids(found)).toEqual(ids(deliveries.filter((d) => d.endpointId === target!.id)));
+      // The limit counts that endpoint's deliveries only.
+      const first = await storage.findReplayable(
+        { messageIds: messages.map((m) => m.id), endpointId: target!.id },
+        1,
+      );
+      expect(first).toHaveLength(1);
+      expect(first[0]!.endpointId).toBe(target!.id);
+    });
+
     test("findReplayable by endpoint selects deliveries whose message was created in [since, until)", async () => {
       const storage = context.storage();
       const [target, other] = await createEndpoints(storage, 2);
