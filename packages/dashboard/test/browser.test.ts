@@ -110,7 +110,7 @@ describe.each(["postgres", "sqlite"] as const)("the dashboard in Chromium on %s"
     await shot("dead-letters");
     receiver.fix();
     const target = seeded.ids[1]!;
-    await page.click(`button[name=only][value="${target}"]`);
+    await page.click(`button[name=only][value="${target} ${seeded.broken.id}"]`);
     await expect(page.locator(".notice").textContent()).resolves.toContain("Replayed 1 delivery");
     await expect(page.locator("tbody tr").count()).resolves.toBe(2);
     await deliverAll(seeded.postel, seeded.clock);
