@@ -39,6 +39,7 @@ export type { AttemptsApi, RecentAttemptsOptions } from "./outbound/attempts.js"
 export type { AttemptTotals, EndpointStats, OutboundStats, StatsOptions } from "./outbound/stats.js";
 export type { Page } from "./outbound/page.js";
 export { PAGE_LIMITS } from "./outbound/page.js";
+export { SEARCH_WINDOW } from "./outbound/messages.js";
 export { SEND_BATCH_MAX_BYTES, SEND_BATCH_MAX_EVENTS } from "./outbound/send-batch.js";
 export type { ReplayedDelivery, ReplayOptions, ReplayProgress, ReplaySelection } from "./outbound/replay.js";
 export type { PruneOptions, PruneResult } from "./outbound/prune.js";

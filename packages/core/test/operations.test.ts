@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { ExponentialBackoff } from "../src/backoff.js";
 import { InvalidInputError } from "../src/errors.js";
+import { SEARCH_WINDOW } from "../src/outbound/messages.js";
 import { harness } from "./support/harness.js";
 
 /** `code` of what `fn` threw (fails the test when it did not throw an InvalidInputError). */
@@ -52,6 +53,57 @@ describe("pages", () => {
     } while (cursor);
     expect(listed).toEqual([stepped, early[2], early[1], early[0]]);
     expect(listed).not.toContain(late);
+  });
+
+  test("a type few messages carry: each page examines one window, short pages carry a cursor, none is missed", async () => {
+    const h = await harness();
+    const send = (type: string, n: number) =>
+      h.postel.outbound.sendBatch(Array.from({ length: n }, (_, i) => ({ type, data: { i } })));
+    const rare = (await send("account.deleted", 2)).map((r) => r.id);
+    h.clock.advance(1);
+    await send("order.created", SEARCH_WINDOW);
+    await send("order.created", SEARCH_WINDOW / 2);
+    const examined: number[] = [];
+    const window = h.storage.messageWindow!.bind(h.storage);
+    h.storage.messageWindow = async (after, size) => {
+      examined.push(size);
+      return window(after, size);
+    };
+    const pages: { items: string[]; more: boolean }[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await h.postel.outbound.messages.list({ type: "account.deleted", limit: 10, cursor });
+      pages.push({ items: page.items.map((m) => m.id), more: page.nextCursor !== null });
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    // The newest 10,000 hold none of them: a short (empty) page says where to go on; the next window
+    // reaches the oldest messages, finds both, and is the last.
+    expect(pages).toEqual([
+      { items: [], more: true },
+      { items: [rare[1], rare[0]], more: false },
+    ]);
+    expect(examined).toEqual([SEARCH_WINDOW, SEARCH_WINDOW]);
+  });
+
+  test("a search by type stops at `since`: the window that reaches below it ends the listing", async () => {
+    const h = await harness();
+    const send = (n: number) =>
+      h.postel.outbound.sendBatch(
+        Array.from({ length: n }, (_, i) => ({ type: "order.created", data: { i } })),
+      );
+    await send(SEARCH_WINDOW);
+    h.clock.advance("1h");
+    const since = h.clock.now();
+    await send(SEARCH_WINDOW);
+    const first = await h.postel.outbound.messages.list({ type: "account.deleted", since });
+    expect(first.items).toEqual([]);
+    expect(first.nextCursor).not.toBeNull(); // the newest window is all after `since`: go on
+    const second = await h.postel.outbound.messages.list({
+      type: "account.deleted",
+      since,
+      cursor: first.nextCursor!,
+    });
+    expect(second).toEqual({ items: [], nextCursor: null }); // this window went below `since`: the end
   });
 
   test("a page that ends exactly at the last row says there is no next page", async () => {

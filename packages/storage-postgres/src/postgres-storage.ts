@@ -177,6 +177,7 @@ export function PostgresStorage(
 
     getMessage: (id) => run(() => audit.getMessage(sql, id)),
     listMessages: (query) => run(() => audit.listMessages(sql, query)),
+    messageWindow: (after, size) => run(() => audit.messageWindow(sql, after, size)),
     listDeliveries: (messageId) => run(() => audit.listDeliveries(sql, messageId)),
     listAttempts: (messageId) => run(() => audit.listAttempts(sql, messageId)),
     listDeadLetters: (query) => run(() => audit.listDeadLetters(sql, query)),

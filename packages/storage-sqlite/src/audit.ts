@@ -30,6 +30,7 @@ export function auditStore(db: Db) {
             AND (:since IS NULL OR created_at >= :since)
             AND (:until IS NULL OR created_at < :until)
             AND (:after IS NULL OR id < :after)
+            ${query.from !== undefined ? "AND id >= :from" : ""}
           ORDER BY id DESC LIMIT :limit`,
         args: {
           status: query.status ?? null,
@@ -38,10 +39,22 @@ export function auditStore(db: Db) {
           since: query.since ?? null,
           until: query.until ?? null,
           after: query.after ?? null,
+          ...(query.from !== undefined ? { from: query.from } : {}),
           limit: Math.max(0, query.limit),
         },
       });
       return rows.map((row) => toMessage(row));
+    },
+
+    /** The lowest of the `size` newest message ids below `after`, or null when fewer are left (a walk of the key). */
+    async messageWindow(after: string | undefined, size: number): Promise<string | null> {
+      const [row] = await db.read({
+        sql: `SELECT min(id) AS low, count(*) AS n FROM (
+          SELECT id FROM postel_messages ${after !== undefined ? "WHERE id < :after" : ""}
+          ORDER BY id DESC LIMIT :size)`,
+        args: { ...(after !== undefined ? { after } : {}), size },
+      });
+      return row !== undefined && Number(row["n"]) >= size ? String(row["low"]) : null;
     },
 
     async listDeliveries(messageId: string): Promise<DeliveryRecord[]> {

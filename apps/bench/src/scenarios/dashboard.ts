@@ -144,6 +144,8 @@ async function pagesToTime(postel: DashboardPostel, endpointIds: string[]): Prom
     { name: "messages, status expired (none)", path: `/messages${query({ status: "expired" })}` },
     { name: "messages, one type", path: `/messages${query({ type: TYPES[2]! })}` },
     { name: "messages, one tenant", path: `/messages${query({ tenant: TENANTS[7]! })}` },
+    // A tenant no message carries: without the search window, the walk of the whole history.
+    { name: "messages, a tenant with none", path: `/messages${query({ tenant: "tenant_none" })}` },
     { name: "messages, one day 10 days ago", path: `/messages?${range}` },
     { name: `messages, page ${DEEP_PAGES + 1} by cursor`, path: `/messages${query({ cursor: cursor! })}` },
     { name: "one message's trail", path: `/messages/${deadLetter.messageId}` },

@@ -66,9 +66,9 @@ export function parseOptions<S extends v.GenericSchema>(
 
 /**
  * A cursor is the base64url of `[list, key]`: the list it came from (a cursor of another list is
- * refused) and the id of the last row of its page. Opaque to callers; only `decodeCursor` reads it.
+ * refused) and the id of the last row its page examined. Opaque to callers; only `decodeCursor` reads it.
  */
-function encodeCursor(list: string, key: string): string {
+export function encodeCursor(list: string, key: string): string {
   return Buffer.from(JSON.stringify([list, key]), "utf8").toString("base64url");
 }
 

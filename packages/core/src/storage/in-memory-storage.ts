@@ -77,6 +77,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
     endpointHealth: (id, since) => endpoints.endpointHealth(id, since),
     getMessage: (id) => audit.getMessage(id),
     listMessages: (query) => audit.listMessages(query),
+    messageWindow: (after, size) => audit.messageWindow(after, size),
     listDeliveries: (messageId) => audit.listDeliveries(messageId),
     listAttempts: (messageId) => audit.listAttempts(messageId),
     listDeadLetters: (query) => audit.listDeadLetters(query),

@@ -181,6 +181,8 @@ export interface MessageQuery extends PageRequest {
   since?: number | undefined;
   /** createdAt < until */
   until?: number | undefined;
+  /** Only ids at or above this one (the low end of a `messageWindow`). */
+  from?: string | undefined;
 }
 
 /** Filter for `listEndpoints`. Oldest first (by id), so `after` selects the endpoints with larger ids. */
@@ -430,6 +432,13 @@ export interface EndpointStore {
 export interface AuditStore {
   getMessage(id: string): Promise<MessageRecord | null>;
   listMessages(query: MessageQuery): Promise<MessageRecord[]>;
+  /**
+   * The lowest of the `size` newest message ids below `after` (all ids when absent), or null when
+   * fewer than `size` are left. Optional: with it, a listing filtered by type or tenant examines
+   * one window of `size` messages per page (`listMessages` with `from`) instead of walking the whole
+   * history for a value that matches few; a storage that has it must honour `MessageQuery.from`.
+   */
+  messageWindow?(after: string | undefined, size: number): Promise<string | null>;
   /** Every delivery of a message, oldest first. */
   listDeliveries(messageId: string): Promise<DeliveryRecord[]>;
   /** Every attempt of a message (all its deliveries), in order of `startedAt`, then `attemptNumber`. */

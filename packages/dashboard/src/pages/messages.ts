@@ -62,7 +62,7 @@ export async function messagesPage(ctx: PageContext): Promise<Html | Response> {
 ${id ? html`<p class="notice warn" role="status">No message with id <span class="mono">${id}</span>.</p>` : ""}
 <div class="table-wrap"><table>
 <thead><tr><th>Id</th><th>Type</th><th>Status</th><th>Tenant</th><th>Created</th></tr></thead>
-<tbody>${rows.length > 0 ? rows : html`<tr><td colspan="5">No messages match.</td></tr>`}</tbody>
+<tbody>${rows.length > 0 ? rows : html`<tr><td colspan="5">${page.nextCursor === null ? "No messages match." : "None in the newest messages searched; older ones next."}</td></tr>`}</tbody>
 </table></div>${nextPageLink(ctx, page.nextCursor)}`;
   return layout(ctx, { title: "Messages", body });
 }

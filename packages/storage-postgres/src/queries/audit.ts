@@ -37,8 +37,23 @@ export function listMessagesStatement(sql: Sql, query: MessageQuery) {
       ${query.since !== undefined ? sql`AND m.created_at >= ${query.since}::bigint` : empty}
       ${query.until !== undefined ? sql`AND m.created_at < ${query.until}::bigint` : empty}
       ${query.after !== undefined ? sql`AND m.id < ${query.after}` : empty}
+      ${query.from !== undefined ? sql`AND m.id >= ${query.from}` : empty}
     ORDER BY m.id DESC
     LIMIT ${query.limit}`;
+}
+
+/** The lowest of the `size` newest message ids below `after`, or null when fewer are left (an index-only walk of the key). */
+export async function messageWindow(
+  sql: Sql,
+  after: string | undefined,
+  size: number,
+): Promise<string | null> {
+  const [row] = await sql<{ low: string | null; n: string }[]>`
+    SELECT min(id) AS low, count(*) AS n FROM (
+      SELECT id FROM postel.messages ${after !== undefined ? sql`WHERE id < ${after}` : sql``}
+      ORDER BY id DESC LIMIT ${size}
+    ) w`;
+  return row !== undefined && Number(row.n) >= size ? row.low : null;
 }
 
 /** Messages newest first (ids sort by creation time), filtered, past the `after` id (only the filters given reach the SQL). */

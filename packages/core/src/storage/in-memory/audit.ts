@@ -25,9 +25,17 @@ export class MemoryAudit {
       if (query.since !== undefined && record.createdAt < query.since) continue;
       if (query.until !== undefined && record.createdAt >= query.until) continue;
       if (query.after !== undefined && compare(record.id, query.after) >= 0) continue;
+      if (query.from !== undefined && compare(record.id, query.from) < 0) continue;
       matches.push(record);
     }
     return newestFirst(matches, query.limit);
+  }
+
+  async messageWindow(after: string | undefined, size: number): Promise<string | null> {
+    const ids = [...this.#state.messages.keys()]
+      .filter((id) => after === undefined || compare(id, after) < 0)
+      .sort((a, b) => compare(b, a));
+    return ids.length < size ? null : ids[size - 1]!;
   }
 
   async listDeliveries(messageId: string): Promise<DeliveryRecord[]> {

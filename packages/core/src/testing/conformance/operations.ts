@@ -41,6 +41,27 @@ export function operationsTests(context: ConformanceContext): void {
       expect(seen).toEqual([...seen].sort().reverse());
     });
 
+    test("messageWindow (optional) bounds a listing: the lowest of the `size` newest ids below `after`, and listMessages honours `from`", async () => {
+      const storage = context.storage();
+      if (storage.messageWindow === undefined) {
+        // Optional: without it core lists filtered messages without windows (this storage's own cost).
+        expect(storage.messageWindow).toBeUndefined();
+        return;
+      }
+      const base = nextId("msg");
+      const ids = ["a", "b", "c", "d", "e"].map((suffix) => `${base}_${suffix}`);
+      for (const [i, id] of ids.entries()) {
+        await storage.enqueue(newMessage({ id, type: i % 2 === 0 ? "even" : "odd" }));
+      }
+      expect(await storage.messageWindow(undefined, 3)).toBe(ids[2]);
+      expect(await storage.messageWindow(ids[3], 3)).toBe(ids[0]);
+      expect(await storage.messageWindow(ids[2], 3)).toBeNull(); // two left below c
+      const window = await storage.listMessages({ limit: 10, type: "even", from: ids[2] });
+      expect(window.map((m) => m.id)).toEqual([ids[4], ids[2]]);
+      const below = await storage.listMessages({ limit: 10, type: "even", after: ids[2], from: ids[0] });
+      expect(below.map((m) => m.id)).toEqual([ids[0]]);
+    });
+
     test("listEndpoints pages skip and repeat no endpoint when endpoints are created between pages", async () => {
       const storage = context.storage();
       const base = nextId("ep");
