@@ -116,15 +116,15 @@ const show: Command = {
     "JSON: { endpoint, health } (health: the endpoint's line of `postel stats`).",
     "Custom header values are printed as ***. Read the signing secret with `postel endpoints secret <id>`.",
   ],
-  async run({ args, out, open, now }) {
+  async run({ args, out, open }) {
     const id = args.positional(0, "the endpoint id");
     args.expectPositionals(1);
     const windowMs = args.duration("window") ?? 3_600_000;
     const db = await open();
     const endpoint = await db.postel.outbound.endpoints.get(id);
     if (endpoint === null) throw endpointNotFound(id);
-    const all = await db.postel.outbound.stats({ window: windowMs });
-    const health = all.endpoints.find((e) => e.id === id) ?? null;
+    const stats = await db.postel.outbound.stats({ window: windowMs, endpointId: id });
+    const health = stats.endpoints[0] ?? null;
     if (out.json) return out.data({ endpoint: withHiddenHeaders(endpoint), health });
     printEndpoint(out, endpoint);
     if (health === null) return;

@@ -13,7 +13,7 @@ const command: Command = {
     },
   },
   details: ["JSON: the OutboundStats of postel.outbound.stats() (times in epoch milliseconds)."],
-  async run({ args, out, open, now }) {
+  async run({ args, out, open }) {
     args.expectPositionals(0);
     const windowMs = args.duration("window") ?? 3_600_000;
     const result = await (await open()).postel.outbound.stats({ window: windowMs });
