@@ -86,6 +86,30 @@ describe("migrate", () => {
     expect(await names(url, "view")).toEqual(["postel_dead_letter"]);
   });
 
+  test("opening while another process holds the fresh file exclusively waits for it instead of failing busy", async () => {
+    // What a second process meets while the first switches a fresh file to WAL: every statement,
+    // even the writer's first pragma, comes back SQLITE_BUSY until the exclusive lock is released.
+    const { url } = freshFile();
+    const holder = createClient({ url });
+    cleanups.push(() => holder.close());
+    await holder.execute("PRAGMA locking_mode = EXCLUSIVE"); // the first write takes the lock and keeps it
+    await holder.execute("CREATE TABLE app_table (id INTEGER PRIMARY KEY)");
+    const storage = SqliteStorage({ url }, { migrate: false });
+    cleanups.push(() => storage.close());
+    let outcome = "pending";
+    const migrating = storage.migrate().then(
+      () => (outcome = "migrated"),
+      (error: unknown) => (outcome = String(error)),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300)); // well past SQLite's own 25 ms wait
+    expect(outcome).toBe("pending");
+    await holder.execute("PRAGMA locking_mode = NORMAL");
+    await holder.execute("SELECT count(*) FROM app_table"); // the next access releases the lock
+    await migrating;
+    expect(outcome).toBe("migrated");
+    expect(await recorded(url)).toEqual(SHIPPED);
+  });
+
   test("a database recording a migration this version does not ship is refused with SchemaMismatchError", async () => {
     const { url } = freshFile();
     const client = openClient(url);

@@ -29,7 +29,8 @@ export async function openWriter(
   busyTimeoutMs: number,
   options: { synchronous?: Synchronous } = {},
 ): Promise<Writer> {
-  const path = client.protocol === "file" ? await mainDatabaseFile(client) : "";
+  const path =
+    client.protocol === "file" ? await retryWhileBusy(() => mainDatabaseFile(client), busyTimeoutMs) : "";
   if (path === "") {
     const shared = Promise.resolve(client);
     return retrying({ current: () => shared, replace: () => {}, close: () => {} }, busyTimeoutMs);
@@ -39,15 +40,23 @@ export async function openWriter(
   const pragma = `PRAGMA synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`;
   const open = async () => {
     const own = createClient({ url: `file:${path}`, timeout: SYNC_BUSY_WAIT_MS, concurrency: 1 });
-    await own.execute(pragma);
-    return own;
+    try {
+      await own.execute(pragma);
+      return own;
+    } catch (error) {
+      own.close(); // a busy statement poisons its connection: the next try opens a fresh one
+      throw error;
+    }
   };
   const closeSoon = (connection: Promise<Client>) =>
     void connection.then(
       (c) => c.close(),
       () => undefined,
     );
-  let own = open();
+  // Even a pragma reads the schema first, so while another process holds the file exclusively (its
+  // first migration switching a fresh file to WAL) opening comes back busy: it waits like a write.
+  // Later replacements need no wait of their own: the write that asked for one retries it.
+  let own = retryWhileBusy(open, busyTimeoutMs);
   await own; // fail here, not on the first write, when the file cannot be opened
   const connection: Connection = {
     current: () => own,
