@@ -548,10 +548,13 @@ export function parsePostelOptions(options: unknown, workerId: () => string): Po
       message: "must be at least 1s so leases can be renewed",
     });
   }
-  if (config.retention && typeof config.storage.pruneFinished !== "function") {
+  const missing = (["pruneFinished", "pruneHealth"] as const).filter(
+    (verb) => typeof config.storage[verb] !== "function",
+  );
+  if (config.retention && missing.length > 0) {
     issues.push({
       path: "outbound.retention",
-      message: `needs the storage to delete history, and ${config.storage.name} has no pruneFinished(): implement it (runStorageConformance checks it) or leave retention out`,
+      message: `needs the storage to delete history, and ${config.storage.name} has no ${missing.map((verb) => `${verb}()`).join(" or ")}: implement it (runStorageConformance checks it) or leave retention out`,
     });
   }
   if (issues.length > 0) throw new ConfigurationError(issues);

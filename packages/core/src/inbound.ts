@@ -7,6 +7,7 @@ export {
   bodyAlreadyParsed,
   distinctHeaders,
   errorResponse,
+  expirySweeper,
   INBOUND_STATUS,
   InboundError,
   InMemoryDedupStore,

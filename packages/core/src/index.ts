@@ -112,6 +112,7 @@ export type {
   PageRequest,
   PruneBatch,
   PruneRequest,
+  HealthPruneRequest,
   RecentAttemptsQuery,
   RecordOutcomesResult,
   ReplaySelector,

@@ -50,6 +50,13 @@ describe("retention options", () => {
     expect(configError([]).message).toMatch(/retention: retention must be an object/);
   });
 
+  test("a storage without pruneHealth() is refused when retention is on, naming the verb", () => {
+    const { pruneHealth: _, ...rest } = InMemoryStorage();
+    expect(() => Postel({ outbound: { storage: rest as never, retention: { maxAge: "30d" } } })).toThrow(
+      /outbound\.retention: needs the storage to delete history, and memory has no pruneHealth\(\)/,
+    );
+  });
+
   test("a storage without pruneFinished() is refused when retention is on", () => {
     const { pruneFinished: _, ...rest } = InMemoryStorage();
     const storage = rest as never;
@@ -76,13 +83,17 @@ describe("postel.outbound.prune()", () => {
     await h.postel.drain();
 
     const result = await h.postel.outbound.prune({ olderThan: "1d", batchSize: 2 });
-    expect(result).toEqual({ messages: 3, deliveries: 3, attempts: 3, complete: true });
+    // The three old attempts were counted in one health bucket: it goes too, the recent one stays.
+    expect(result).toEqual({ messages: 3, deliveries: 3, attempts: 3, healthBuckets: 1, complete: true });
     for (const id of old) expect(await h.postel.outbound.messages.get(id)).toBeNull();
     expect((await h.postel.outbound.messages.get(recent))?.status).toBe("dispatched");
+    const [endpoint] = (await h.postel.outbound.endpoints.list()).items;
+    expect(await h.storage.endpointHealth(endpoint!.id, 0)).toEqual({ attempts: 1, failures: 0 });
     expect(await h.postel.outbound.prune({ olderThan: "1d" })).toEqual({
       messages: 0,
       deliveries: 0,
       attempts: 0,
+      healthBuckets: 0,
       complete: true,
     });
   });
@@ -92,11 +103,18 @@ describe("postel.outbound.prune()", () => {
     await deliveredMessages(h, 5);
     h.clock.advance("2h");
     const first = await h.postel.outbound.prune({ maxBatches: 1 });
-    expect(first).toEqual({ messages: 2, deliveries: 2, attempts: 2, complete: false });
-    expect(await h.postel.outbound.prune()).toEqual({
+    expect(first).toEqual({ messages: 2, deliveries: 2, attempts: 2, healthBuckets: 0, complete: false });
+    // Message batches of 2 and 1 (the range ends), then the health bucket in a batch of its own.
+    expect(await h.postel.outbound.prune({ maxBatches: 2 })).toMatchObject({
       messages: 3,
-      deliveries: 3,
-      attempts: 3,
+      healthBuckets: 0,
+      complete: false,
+    });
+    expect(await h.postel.outbound.prune()).toEqual({
+      messages: 0,
+      deliveries: 0,
+      attempts: 0,
+      healthBuckets: 1,
       complete: true,
     });
   });
@@ -116,7 +134,7 @@ describe("postel.outbound.prune()", () => {
       batchSize: 1,
       signal: controller.signal,
     });
-    expect(result).toEqual({ messages: 1, deliveries: 1, attempts: 1, complete: false });
+    expect(result).toEqual({ messages: 1, deliveries: 1, attempts: 1, healthBuckets: 0, complete: false });
   });
 
   test("without an age, throws RETENTION_NOT_CONFIGURED naming both fixes, and deletes nothing", async () => {

@@ -4,7 +4,7 @@
  * It needs nothing but this package: a receiver-only app installs an adapter and `@postel/signing`,
  * no HTTP client, worker or schema library. `@postel/core/inbound` re-exports all of it.
  */
-export { InMemoryDedupStore } from "./inbound/dedup.js";
+export { expirySweeper, InMemoryDedupStore } from "./inbound/dedup.js";
 export type { ClaimResult, DedupKey, DedupStore } from "./inbound/dedup.js";
 export { distinctHeaders } from "./inbound/distinct-headers.js";
 export { bodyAlreadyParsed, INBOUND_STATUS, InboundError } from "./inbound/errors.js";

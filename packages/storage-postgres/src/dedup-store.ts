@@ -1,4 +1,4 @@
-import type { ClaimResult, DedupKey, DedupStore } from "@postel/core/inbound";
+import { type ClaimResult, type DedupKey, type DedupStore, expirySweeper } from "@postel/core/inbound";
 import type { Sql } from "postgres";
 import { type PostgresConnection, resolveConnection } from "./internal/connection.js";
 import { statement } from "./internal/statement.js";
@@ -21,7 +21,8 @@ export interface PostgresDedupStore extends DedupStore {
 /**
  * Inbound dedup on Postgres (`postel.received`): of N concurrent claims of one `webhook-id`, the
  * unique key lets exactly one insert; an expired record is taken over in the same statement.
- * Run `migrate()` (or start a `PostgresStorage`) first.
+ * Claims also sweep expired records away (at most once a minute, in the background), so the table
+ * holds only the live window. Run `migrate()` (or start a `PostgresStorage`) first.
  * @example
  * const receiver = Receiver({ sources: { billing: { verify: secret, dedup: PostgresDedupStore({ url }) } } });
  */
@@ -34,8 +35,25 @@ export function PostgresDedupStore(connection: PostgresConnection): PostgresDedu
       throw asConnectionError(asSchemaError(error), sql);
     }
   };
+  // Expired records are dead weight (a claim takes one over like a missing one): a sweep on use
+  // deletes them a batch (one short statement) at a time, at most once a minute per store, skipping
+  // rows a claim holds. `expires_at` has its own index for this.
+  const sweeper = expirySweeper(async (now, batch) => {
+    // By ctid, handed over as an array (a TID scan, as in retention): a join back on the key can
+    // hash the whole table.
+    const gone = await sql`
+      DELETE FROM postel.received
+      WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM postel.received WHERE expires_at <= ${now}::bigint
+        ORDER BY expires_at LIMIT ${batch} FOR UPDATE SKIP LOCKED
+      )) AND expires_at <= ${now}::bigint`;
+    return gone.count;
+  });
   return {
-    claim: (key, now, processingUntil) => run(() => claim(sql, key, now, processingUntil)),
+    claim: (key, now, processingUntil) => {
+      sweeper.maybeSweep(now);
+      return run(() => claim(sql, key, now, processingUntil));
+    },
     complete: (key, _now, expiresAt, options = {}) =>
       run(async () => {
         await executorFor(
@@ -51,6 +69,7 @@ export function PostgresDedupStore(connection: PostgresConnection): PostgresDedu
         await sql`DELETE FROM postel.received WHERE source = ${key.source} AND id = ${key.id} AND status = 'processing'`;
       }),
     close: async () => {
+      await sweeper.settled();
       if (owned) await sql.end();
     },
   };

@@ -23,7 +23,7 @@ import { ClaimFloor } from "./internal/claim-floor.js";
 import * as fanout from "./queries/fanout.js";
 import { recentAttempts } from "./queries/recent-attempts.js";
 import { recordOutcomes } from "./queries/record-outcomes.js";
-import { pruneFinished } from "./queries/prune.js";
+import { pruneFinished, pruneHealth } from "./queries/prune.js";
 import { stats } from "./queries/stats.js";
 import * as replay from "./queries/replay.js";
 
@@ -189,6 +189,8 @@ export function PostgresStorage(
     resetDeliveries: (resets, now) => run(() => replay.resetDeliveries(sql, resets, epochMs(now))),
     pruneFinished: (request) =>
       run(() => pruneFinished(sql, { ...request, finishedBefore: epochMs(request.finishedBefore) })),
+    pruneHealth: (request) =>
+      run(() => pruneHealth(sql, { ...request, startedBefore: epochMs(request.startedBefore) })),
 
     // postgres.js keeps one dedicated LISTEN connection per pool and re-listens after reconnecting.
     subscribe: async (onWake) => {

@@ -45,6 +45,28 @@ describe("PostgresDedupStore", () => {
     expect(await store.claim(key, T0 + 60_000, T0 + 120_000)).toBe("claimed");
   });
 
+  test("claims sweep expired records away in the background, at most once a minute", async () => {
+    // A store on the caller's pool: close() only waits for a sweep in progress, so it can go on.
+    const sweeping = PostgresDedupStore({ sql });
+    const count = async () => Number((await sql`SELECT count(*) AS n FROM postel.received`)[0]!["n"]);
+    // 2,500 records that expire at T0 + 1,000 (three sweep batches).
+    await sql`
+      INSERT INTO postel.received (source, id, status, received_at, expires_at)
+      SELECT 'billing', 'old_' || i, 'done', ${T0}::bigint, ${T0 + 1_000}::bigint FROM generate_series(1, 2500) i`;
+    const claimAt = async (id: string, now: number) => {
+      expect(await sweeping.claim({ source: "billing", id }, now, now + 3_600_000)).toBe("claimed");
+      await sweeping.close();
+    };
+    await claimAt("first", T0); // sweeps: nothing has expired yet
+    expect(await count()).toBe(2_501);
+    await claimAt("second", T0 + 30_000); // all expired, but the last sweep was 30 s ago
+    expect(await count()).toBe(2_502);
+    await claimAt("third", T0 + 60_000);
+    expect(await count()).toBe(3);
+    // An expired record that was swept is claimed like a new one.
+    expect(await store.claim({ source: "billing", id: "old_1" }, T0 + 60_000, T0 + 120_000)).toBe("claimed");
+  });
+
   test("sources are separate namespaces", async () => {
     expect(await store.claim(key, T0, T0 + 60_000)).toBe("claimed");
     expect(await store.claim({ ...key, source: "crm" }, T0, T0 + 60_000)).toBe("claimed");

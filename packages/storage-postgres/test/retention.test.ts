@@ -3,7 +3,7 @@ import { pruneAll } from "@postel/core/testing";
 import type { Sql } from "postgres";
 import { beforeEach, expect, test } from "vitest";
 import { PostgresStorage, type PostgresStorageInstance } from "../src/index.js";
-import { pruneStatement } from "../src/queries/prune.js";
+import { pruneHealthStatement, pruneStatement } from "../src/queries/prune.js";
 import { migratedDatabase, truncatePostel } from "./support/database.js";
 
 const NOW = Date.UTC(2026, 0, 1);
@@ -79,6 +79,37 @@ test("a batch walks the messages' primary key and finds children through their m
   expect(plan).toContain("messages_pkey");
   expect(plan).toContain("deliveries_message_id_idx");
   expect(plan).toContain("attempts_message_id_idx");
+});
+
+test("a health batch reads each endpoint's old buckets as a range of the primary key, never a scan of them all", async () => {
+  const { sql } = db;
+  // 200 endpoints with 500 buckets each.
+  await sql`
+    INSERT INTO postel.endpoints (id, url, types, headers, metadata, state, created_at, updated_at)
+    SELECT 'ep_' || e, 'https://example.com/hook', '[]', '{}', '{}', 'enabled', 0, 0 FROM generate_series(1, 200) e`;
+  await sql`
+    INSERT INTO postel.endpoint_health (endpoint_id, bucket_start, attempts, failures)
+    SELECT 'ep_' || e, ${CUTOFF}::bigint + (b - 250) * 10000, 1, 0
+    FROM generate_series(1, 200) e, generate_series(1, 500) b`;
+  await sql`ANALYZE postel.endpoint_health`;
+  const plan = (await sql`EXPLAIN ${pruneHealthStatement(sql, { startedBefore: CUTOFF, limit: 500 })}`)
+    .map((row) => row["QUERY PLAN"])
+    .join("\n");
+  expect(plan).not.toMatch(/Seq Scan on endpoint_health/);
+  expect(plan).toMatch(/Index Cond: \(\(endpoint_id = e\.id\) AND \(bucket_start < /);
+  expect(plan).toContain("Tid Scan on endpoint_health");
+  // And it deletes what it should: 249 old buckets per endpoint, 500 a batch.
+  const storage = PostgresStorage({ sql });
+  let deleted = 0;
+  for (let batch = await storage.pruneHealth({ startedBefore: CUTOFF, limit: 500 }); ; ) {
+    deleted += batch;
+    if (batch < 500) break;
+    batch = await storage.pruneHealth({ startedBefore: CUTOFF, limit: 500 });
+  }
+  expect(deleted).toBe(200 * 249);
+  const [left] = await sql`SELECT count(*) AS n, min(bucket_start) AS oldest FROM postel.endpoint_health`;
+  expect(Number(left!["n"])).toBe(200 * 251);
+  expect(Number(left!["oldest"])).toBe(CUTOFF);
 });
 
 test("a pass over 20,000 finished messages deletes them all, every attempt included, and keeps live work", async () => {

@@ -1,5 +1,5 @@
 import { statement as sql } from "@postel/core";
-import type { ClaimResult, DedupKey, DedupStore } from "@postel/core/inbound";
+import { type ClaimResult, type DedupKey, type DedupStore, expirySweeper } from "@postel/core/inbound";
 import { assertConnection, openConnection, type SqliteConnection } from "./internal/connection.js";
 import { rowsOn, type SqliteTransaction, toStatement } from "./transaction.js";
 
@@ -34,7 +34,8 @@ export interface SqliteDedupStore extends DedupStore {
 /**
  * Inbound dedup on SQLite (`postel_received`): a claim is one upsert under SQLite's single write lock,
  * so of N concurrent claims of one `webhook-id` (from any process sharing the file) exactly one
- * wins; an expired record is taken over in the same statement.
+ * wins; an expired record is taken over in the same statement. Claims also sweep expired records
+ * away (at most once a minute, in the background), so the table holds only the live window.
  * @example
  * const receiver = Receiver({
  *   sources: { billing: { verify: secret, dedup: SqliteDedupStore({ url: "file:postel.db" }) } },
@@ -48,9 +49,22 @@ export function SqliteDedupStore(
   const settings = { migrate, busyTimeoutMs, synchronous };
   assertConnection(connection, settings, "SqliteDedupStore");
   const { db, ...lifecycle } = openConnection(connection, settings, "SqliteDedupStore");
+  // Expired records are dead weight (a claim takes one over like a missing one): a sweep on use
+  // deletes them a batch (one short write transaction) at a time, at most once a minute.
+  const sweeper = expirySweeper(async (now, batch) => {
+    const [gone] = await db.write([
+      {
+        sql: `DELETE FROM postel_received WHERE rowid IN (
+          SELECT rowid FROM postel_received WHERE expires_at <= :now ORDER BY expires_at LIMIT :batch)`,
+        args: { now, batch },
+      },
+    ]);
+    return gone?.rowsAffected ?? 0;
+  });
 
   return {
     async claim(key, now, processingUntil): Promise<ClaimResult> {
+      sweeper.maybeSweep(now);
       // One write transaction: the upsert and the read see the same state, so a record released or
       // taken over by another process in between cannot be misread.
       const [claimed, existing] = await db.write([
@@ -91,6 +105,9 @@ export function SqliteDedupStore(
     },
 
     migrate: lifecycle.migrate,
-    close: lifecycle.close,
+    async close() {
+      await sweeper.settled();
+      await lifecycle.close();
+    },
   };
 }

@@ -1,4 +1,4 @@
-import type { PruneBatch, PruneRequest } from "@postel/core";
+import type { HealthPruneRequest, PruneBatch, PruneRequest } from "@postel/core";
 import type { Db, Statement } from "./internal/database.js";
 
 // The ids a batch examines: the next `limit` of the primary key from `after`, below `below`.
@@ -27,6 +27,21 @@ export function pruneStatements(request: PruneRequest): Statement[] {
   ];
 }
 
+/**
+ * One batch of old endpoint health buckets (tests EXPLAIN it). CROSS JOIN keeps the endpoints the
+ * outer loop, each one's old buckets a range of the primary key `(endpoint_id, bucket_start)`: a
+ * scan of the whole health index would walk every kept bucket again in each batch.
+ */
+export function pruneHealthStatement(request: HealthPruneRequest): Statement {
+  return {
+    sql: `DELETE FROM postel_endpoint_health WHERE rowid IN (
+      SELECT h.rowid FROM postel_endpoints e
+      CROSS JOIN postel_endpoint_health h ON h.endpoint_id = e.id AND h.bucket_start < :startedBefore
+      LIMIT :limit)`,
+    args: { startedBefore: request.startedBefore, limit: request.limit },
+  };
+}
+
 /** Retention: old finished history deleted a batch (one write transaction) at a time. */
 export function retentionStore(db: Db) {
   return {
@@ -48,6 +63,15 @@ export function retentionStore(db: Db) {
         attempts: attempts?.rowsAffected ?? 0,
         next: count === request.limit && count > 0 ? String(row?.["last"]) : null,
       };
+    },
+
+    /**
+     * Old endpoint health buckets, one write transaction: for each endpoint (deleted ones are soft
+     * deleted, so every bucket's endpoint is there) its buckets before the cutoff.
+     */
+    async pruneHealth(request: HealthPruneRequest): Promise<number> {
+      const [gone] = await db.write([pruneHealthStatement(request)]);
+      return gone?.rowsAffected ?? 0;
     },
   };
 }

@@ -81,6 +81,30 @@ describe("SqliteDedupStore", () => {
     expect(await store.claim(key, T0 + 119_999, T0 + 180_000)).toBe("in-flight");
   });
 
+  test("a claim sweeps expired records away in the background; close() waits for the sweep", async () => {
+    const count = async () =>
+      Number((await client.execute("SELECT count(*) AS n FROM postel_received")).rows[0]!["n"]);
+    // 2,500 records that expire at T0 + 1,000 (three sweep batches).
+    await client.execute({
+      sql: `WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 2500)
+        INSERT INTO postel_received (source, id, status, received_at, expires_at)
+        SELECT 'billing', 'old_' || n, 'done', ?, ? FROM i`,
+      args: [T0, T0 + 1_000],
+    });
+    // Each store sweeps on its first claim (then at most once a minute, see expirySweeper's tests).
+    const claimAt = async (id: string, now: number) => {
+      const sweeping = SqliteDedupStore({ client });
+      expect(await sweeping.claim({ source: "billing", id }, now, now + 3_600_000)).toBe("claimed");
+      await sweeping.close();
+    };
+    await claimAt("early", T0); // nothing has expired yet
+    expect(await count()).toBe(2_501);
+    await claimAt("late", T0 + 60_000);
+    expect(await count()).toBe(2);
+    // An expired record that was swept is claimed like a new one.
+    expect(await store.claim({ source: "billing", id: "old_1" }, T0 + 60_000, T0 + 120_000)).toBe("claimed");
+  });
+
   test("sources are separate namespaces", async () => {
     expect(await store.claim(key, T0, T0 + 60_000)).toBe("claimed");
     expect(await store.claim({ ...key, source: "crm" }, T0, T0 + 60_000)).toBe("claimed");

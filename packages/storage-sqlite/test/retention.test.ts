@@ -4,7 +4,7 @@ import { pruneAll } from "@postel/core/testing";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { SqliteStorage } from "../src/index.js";
 import type { Statement } from "../src/internal/database.js";
-import { pruneStatements } from "../src/retention.js";
+import { pruneHealthStatement, pruneStatements } from "../src/retention.js";
 import { tempDatabase } from "./temp-db.js";
 
 const NOW = Date.UTC(2026, 0, 1);
@@ -83,6 +83,14 @@ test("a batch walks the primary key and finds deliveries and attempts through th
     );
     expect(plan).toContain("postel_deliveries_message (message_id=?)"); // the NOT EXISTS check
   }
+});
+
+test("a health batch reads each endpoint's old buckets as a range of the primary key, never a scan of them all", async () => {
+  const plan = await explain(pruneHealthStatement({ startedBefore: CUTOFF, limit: 500 }));
+  expect(plan).toMatch(/SCAN e USING COVERING INDEX sqlite_autoindex_postel_endpoints_1/);
+  expect(plan).toContain(
+    "SEARCH h USING COVERING INDEX sqlite_autoindex_postel_endpoint_health_1 (endpoint_id=? AND bucket_start<?)",
+  );
 });
 
 test("a pass over 20,000 finished messages deletes them all with every attempt and keeps the rest", async () => {

@@ -24,6 +24,8 @@ export interface PruneResult {
   deliveries: number;
   /** Attempt records (every HTTP attempt of the deleted deliveries). */
   attempts: number;
+  /** Endpoint health buckets (attempt and failure counters per 10 s) older than the same age. */
+  healthBuckets: number;
   /** False when `maxBatches` or `signal` stopped the pass before the end of the old history. */
   complete: boolean;
 }
@@ -40,33 +42,43 @@ export interface PrunePass {
 
 /**
  * Deletes, batch by batch, the finished messages (with all their deliveries and attempts) that
- * finished before `pass.finishedBefore`, walking message ids up to the id bound of that time.
+ * finished before `pass.finishedBefore`, walking message ids up to the id bound of that time; then
+ * the endpoint health buckets that started before it.
  */
 export async function runPrunePass(
   storage: Storage<unknown>,
   clock: Clock,
   pass: PrunePass,
 ): Promise<PruneResult> {
-  const result: PruneResult = { messages: 0, deliveries: 0, attempts: 0, complete: false };
+  const result: PruneResult = { messages: 0, deliveries: 0, attempts: 0, healthBuckets: 0, complete: false };
   const below = messageIdBound(pass.finishedBefore);
-  let after = "";
+  let after: string | null = "";
   let lastBatchMs = 0;
   for (let batches = 0; ; batches++) {
     if (batches > 0) await pass.between?.(lastBatchMs);
     if (pass.signal?.aborted || batches >= (pass.maxBatches ?? Number.POSITIVE_INFINITY)) return result;
     const started = clock.now();
-    const batch = await storage.pruneFinished({
-      finishedBefore: pass.finishedBefore,
-      after,
-      below,
-      limit: pass.batchSize,
-    });
-    result.messages += batch.messages;
-    result.deliveries += batch.deliveries;
-    result.attempts += batch.attempts;
+    if (after !== null) {
+      const batch = await storage.pruneFinished({
+        finishedBefore: pass.finishedBefore,
+        after,
+        below,
+        limit: pass.batchSize,
+      });
+      result.messages += batch.messages;
+      result.deliveries += batch.deliveries;
+      result.attempts += batch.attempts;
+      after = batch.next;
+    } else {
+      // The messages are done: then the health counters of the same age, the same batch at a time.
+      const deleted = await storage.pruneHealth({
+        startedBefore: pass.finishedBefore,
+        limit: pass.batchSize,
+      });
+      result.healthBuckets += deleted;
+      if (deleted < pass.batchSize) return { ...result, complete: true };
+    }
     lastBatchMs = clock.now() - started;
-    if (batch.next === null) return { ...result, complete: true };
-    after = batch.next;
   }
 }
 

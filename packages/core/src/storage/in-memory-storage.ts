@@ -87,6 +87,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
     findReplayable: (selector, limit) => replay.findReplayable(selector, limit),
     resetDeliveries: (resets, now) => replay.resetDeliveries(resets, now),
     pruneFinished: (request) => retention.pruneFinished(request),
+    pruneHealth: async (request) => retention.pruneHealth(request),
     subscribe: async (onWake) => {
       listeners.add(onWake);
       return async () => {

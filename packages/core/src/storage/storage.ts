@@ -518,6 +518,21 @@ export interface RetentionStore {
    * a worker) are skipped, never waited for (`FOR UPDATE SKIP LOCKED`); claims are never blocked.
    */
   pruneFinished(request: PruneRequest): Promise<PruneBatch>;
+  /**
+   * Delete at most `limit` endpoint health buckets (the attempt and failure counters behind `stats()`,
+   * `endpointHealth` and the dashboard's health chart) that started before `startedBefore`, of any
+   * endpoint, deleted ones included; returns how many went. Called after `pruneFinished` until it
+   * returns less than `limit`, so the counters are kept exactly as long as the history they count.
+   */
+  pruneHealth(request: HealthPruneRequest): Promise<number>;
+}
+
+/** One batch of `pruneHealth`. */
+export interface HealthPruneRequest {
+  /** Delete buckets whose start is before this time (epoch ms). */
+  startedBefore: number;
+  /** Delete at most this many buckets. */
+  limit: number;
 }
 
 /** Lifecycle hooks. */

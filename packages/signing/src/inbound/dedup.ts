@@ -31,7 +31,7 @@ export function InMemoryDedupStore(): DedupStore {
   const keyOf = (key: DedupKey) => `${key.source}\u0000${key.id}`;
   let sweptAt = 0;
   const sweep = (now: number) => {
-    if (now - sweptAt < 60_000) return;
+    if (now - sweptAt < SWEEP_INTERVAL_MS) return;
     sweptAt = now;
     for (const [k, record] of records) if (record.expiresAt <= now) records.delete(k);
   };
@@ -49,5 +49,43 @@ export function InMemoryDedupStore(): DedupStore {
     async release(key) {
       records.delete(keyOf(key));
     },
+  };
+}
+
+/** How often a store sweeps expired records, at most (by the gate's clock). */
+export const SWEEP_INTERVAL_MS = 60_000;
+
+/**
+ * Keeps a database `DedupStore` from growing forever: `maybeSweep(now)` (call it on every claim)
+ * starts, at most once a minute (by `now`) and never twice at once, a background sweep that
+ * calls `deleteExpired(now, batch)` (delete at most `batch` records with `expiresAt <= now`, return
+ * how many) until a call deletes fewer than `batch`, or after `maxBatches`. A failed sweep is
+ * dropped (a claim never fails for it) and the next one tries again. `settled()` waits for a sweep
+ * in progress (await it before closing the connection).
+ * @example
+ * const sweeper = expirySweeper((now, batch) => deleteExpiredRows(now, batch));
+ * // in claim(key, now, until): sweeper.maybeSweep(now);
+ */
+export function expirySweeper(
+  deleteExpired: (now: number, batch: number) => Promise<number>,
+  options: { batch?: number; maxBatches?: number } = {},
+): { maybeSweep(now: number): void; settled(): Promise<void> } {
+  const { batch = 1000, maxBatches = 100 } = options;
+  let sweptAt = Number.NEGATIVE_INFINITY;
+  let running: Promise<void> | null = null;
+  const sweep = async (now: number) => {
+    for (let round = 0; round < maxBatches; round++) if ((await deleteExpired(now, batch)) < batch) return;
+  };
+  return {
+    maybeSweep(now) {
+      if (running !== null || now - sweptAt < SWEEP_INTERVAL_MS) return;
+      sweptAt = now;
+      running = sweep(now)
+        .catch(() => undefined)
+        .finally(() => {
+          running = null;
+        });
+    },
+    settled: () => running ?? Promise.resolve(),
   };
 }

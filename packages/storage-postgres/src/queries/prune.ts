@@ -1,4 +1,4 @@
-import type { PruneBatch, PruneRequest } from "@postel/core";
+import type { HealthPruneRequest, PruneBatch, PruneRequest } from "@postel/core";
 import type { PendingQuery, Row, Sql } from "postgres";
 import { LEASE_ONLY } from "./claim.js";
 import { TERMINAL } from "./finalise-messages.js";
@@ -58,4 +58,38 @@ export function pruneStatement(sql: Sql, request: PruneRequest): PendingQuery<Ro
       (SELECT count(*) FROM gone_messages) AS messages,
       (SELECT count(*) FROM gone_deliveries) AS deliveries,
       (SELECT count(*) FROM gone_attempts) + (SELECT count(first_attempt_id) FROM gone_deliveries) AS attempts`;
+}
+
+/**
+ * One batch of old endpoint health buckets, one statement: for each endpoint (deleted ones are soft
+ * deleted, so every bucket's endpoint is there) its oldest buckets before the cutoff, a range of the
+ * primary key `(endpoint_id, bucket_start)`; no index on `bucket_start` is kept for this.
+ */
+export async function pruneHealth(sql: Sql, request: HealthPruneRequest): Promise<number> {
+  const [row] = await pruneHealthStatement(sql, request);
+  return Number(row?.["n"] ?? 0);
+}
+
+/** The statement itself (tests EXPLAIN it to pin the per-endpoint range scans). */
+export function pruneHealthStatement(sql: Sql, request: HealthPruneRequest): PendingQuery<Row[]> {
+  const { startedBefore, limit } = request;
+  // The rows go by ctid, handed over as an array (a TID scan): a join back on the key lets the
+  // planner hash the whole table. A bucket an attempt updates meanwhile moves and stays for the
+  // next pass.
+  return sql`
+    WITH gone AS (
+      DELETE FROM postel.endpoint_health
+      WHERE ctid = ANY(ARRAY(
+        SELECT h.ctid FROM postel.endpoints e
+        CROSS JOIN LATERAL (
+          SELECT ctid FROM postel.endpoint_health
+          WHERE endpoint_id = e.id AND bucket_start < ${startedBefore}::bigint
+          ORDER BY bucket_start
+          LIMIT ${limit}
+        ) h
+        LIMIT ${limit}
+      ))
+      RETURNING 1
+    )
+    SELECT count(*) AS n FROM gone`;
 }

@@ -1,5 +1,5 @@
 import type { MessageStatus } from "../records.js";
-import type { PruneBatch, PruneRequest } from "../storage.js";
+import type { HealthPruneRequest, PruneBatch, PruneRequest } from "../storage.js";
 import { compare, isTerminal, type MemoryState } from "./state.js";
 
 const FINISHED = new Set<MessageStatus>(["dispatched", "dead-lettered", "expired"]);
@@ -29,6 +29,17 @@ export class MemoryRetention {
     }
     if (examined.length === limit && limit > 0) batch.next = examined[examined.length - 1]!;
     return batch;
+  }
+
+  /** The oldest buckets first, so a batch that stops at `limit` leaves the newer ones. */
+  pruneHealth(request: HealthPruneRequest): number {
+    const old: [Map<number, unknown>, number][] = [];
+    for (const buckets of this.#state.health.values())
+      for (const start of buckets.keys()) if (start < request.startedBefore) old.push([buckets, start]);
+    old.sort((a, b) => a[1] - b[1]);
+    const deleted = old.slice(0, Math.max(0, request.limit));
+    for (const [buckets, start] of deleted) buckets.delete(start);
+    return deleted.length;
   }
 
   #finishedBefore(id: string, time: number): boolean {

@@ -198,6 +198,25 @@ export function retentionTests(context: ConformanceContext): void {
       await expectKept(storage, high!.id);
     });
 
+    test("pruneHealth deletes every endpoint's health buckets that started before the cutoff, at most `limit` a batch", async () => {
+      const storage = context.storage();
+      const endpoints = await createEndpoints(storage, 2);
+      // Per endpoint one attempt in each of three buckets: two old, one at the cutoff.
+      for (const now of [T0, T0 + 20_000, CUTOFF]) await finished(storage, endpoints, { now });
+      await storage.deleteEndpoint(endpoints[1]!.id, CUTOFF); // a deleted endpoint's counters go too
+      for (const endpoint of endpoints)
+        expect(await storage.endpointHealth(endpoint.id, 0)).toEqual({ attempts: 3, failures: 0 });
+
+      const request = { startedBefore: CUTOFF, limit: 3 };
+      expect(await storage.pruneHealth(request)).toBe(3);
+      expect(await storage.pruneHealth(request)).toBe(1);
+      expect(await storage.pruneHealth(request)).toBe(0);
+      for (const endpoint of endpoints) {
+        expect(await storage.endpointHealth(endpoint.id, 0)).toEqual({ attempts: 1, failures: 0 });
+        expect(await storage.endpointHealth(endpoint.id, CUTOFF)).toEqual({ attempts: 1, failures: 0 });
+      }
+    });
+
     test("is idempotent: a second pass deletes nothing and the rest of the storage works on", async () => {
       const storage = context.storage();
       const [endpoint] = await createEndpoints(storage, 1);
