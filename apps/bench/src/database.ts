@@ -200,13 +200,15 @@ export async function seedHistory(sql: Sql, count: number, shape: HistoryShape):
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 
 /**
- * SQL of a time-sortable id like core's: `<prefix>_`, the epoch ms of the bigint expression `time` in
- * core's 10-character encoding, then `serial` (an expression of 16 characters of the same alphabet).
+ * SQL (PostgreSQL or SQLite) of a time-sortable id like core's: `<prefix>_`, the epoch ms of the
+ * integer expression `time` in core's 10-character encoding, then `serial` (an expression of 16
+ * characters of the same alphabet).
  */
 export function timeSortableId(prefix: string, time: string, serial: string): string {
   const encoded = Array.from(
     { length: 10 },
-    (_, k) => `substr('${ALPHABET}', ((${time}) >> ${5 * (9 - k)} & 31)::int + 1, 1)`,
+    // CAST rather than ::int, so the same SQL runs on SQLite.
+    (_, k) => `substr('${ALPHABET}', CAST((${time}) >> ${5 * (9 - k)} & 31 AS integer) + 1, 1)`,
   ).join(" || ");
   return `'${prefix}_' || ${encoded} || ${serial}`;
 }

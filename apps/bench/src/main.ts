@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { SERVER_URL } from "./database.js";
 import { type Scenario, scaleFor } from "./scenario.js";
+import { dashboard } from "./scenarios/dashboard.js";
 import { drain, fanout } from "./scenarios/drain.js";
 import { history } from "./scenarios/history.js";
 import { latency } from "./scenarios/latency.js";
@@ -14,11 +15,11 @@ import { quietEndpoint } from "./scenarios/quiet-endpoint.js";
 import { retention, sqliteRetention } from "./scenarios/retention.js";
 import { sendBatch, sqliteSendBatch } from "./scenarios/send-batch.js";
 import { sendLatency } from "./scenarios/send-latency.js";
+import { sqliteDashboard } from "./scenarios/sqlite-dashboard.js";
 import { sqliteDrain } from "./scenarios/sqlite-drain.js";
 import { sqliteSendLatency } from "./scenarios/sqlite-send-latency.js";
 import { telemetry } from "./scenarios/telemetry.js";
 import { wakeLatency } from "./scenarios/wake-latency.js";
-import { dashboard } from "./scenarios/dashboard.js";
 import { sqliteVersion } from "./sqlite-file.js";
 import {
   formatPeerTable,
@@ -49,6 +50,7 @@ const SCENARIOS: Scenario[] = [
   sqliteSendLatency,
   sqliteSendBatch,
   sqliteRetention,
+  sqliteDashboard,
 ];
 const STORAGES = ["postgres", "sqlite"] as const;
 

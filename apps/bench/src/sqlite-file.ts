@@ -44,7 +44,8 @@ export async function createBenchFile(options: { migrate: boolean }): Promise<Be
 const paddedId = (prefix: string, column: string) => `'${prefix}' || substr('0000000000' || ${column}, -10)`;
 
 /** A recursive CTE of the integers 1…:count (SQLite has no generate_series built in). */
-const SERIES = "WITH RECURSIVE series(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM series WHERE i < :count)";
+export const SERIES =
+  "WITH RECURSIVE series(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM series WHERE i < :count)";
 
 /**
  * Inserts `count` pending messages the way `send()` writes them, in one statement (a recursive CTE
@@ -135,7 +136,7 @@ export async function seedSqliteNaive(
  * itself and neither Postel nor a hand-written outbox runs it, so the bench plans queries as an
  * application's file would (unlike PostgreSQL, whose autovacuum analyzes on its own).
  */
-async function settle(client: Client): Promise<void> {
+export async function settle(client: Client): Promise<void> {
   await client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
 }
 

@@ -9,8 +9,47 @@ import {
   type MessageRecord,
   type RecentAttemptsQuery,
 } from "@postel/core";
-import type { Db } from "./internal/database.js";
+import type { InValue } from "@libsql/client";
+import type { Db, Statement } from "./internal/database.js";
 import { int, str, strOrNull, toAttempt, toDelivery, toMessage } from "./internal/rows.js";
+
+/** The WHERE of postel_messages_dead_or_expired, repeated verbatim so that SQLite knows it may use it. */
+const DEAD_OR_EXPIRED = "status IN ('dead-lettered', 'expired')";
+
+/**
+ * The statement of `listMessages` (exported for the plan tests). Only the filters given reach the SQL:
+ * SQLite plans a statement once for any argument, so `(:after IS NULL OR id < :after)` could use no
+ * index and every page walked the primary key back from the newest message (a status no message has,
+ * the whole history). Now `after` and `from` bound a range of the primary key, and a dead-lettered or
+ * expired status is a range of the partial index postel_messages_dead_or_expired, both walked newest
+ * first. Other statuses and the time range are kept off the indexes (unary +): sorting a million
+ * dispatched messages, or a month of them, for one page costs far more than walking the key.
+ */
+export function listMessagesStatement(query: MessageQuery): Statement {
+  const rare = query.status === "dead-lettered" || query.status === "expired";
+  const conditions = {
+    status: rare ? `${DEAD_OR_EXPIRED} AND status = :status` : "+status = :status",
+    type: "type = :type",
+    tenantId: "tenant_id = :tenantId",
+    since: "+created_at >= :since",
+    until: "+created_at < :until",
+    after: "id < :after",
+    from: "id >= :from",
+  };
+  const where: string[] = [];
+  const args: Record<string, InValue> = { limit: Math.max(0, query.limit) };
+  for (const [name, condition] of Object.entries(conditions)) {
+    const value = query[name as keyof typeof conditions];
+    if (value === undefined) continue;
+    where.push(condition);
+    args[name] = value;
+  }
+  return {
+    sql: `SELECT * FROM postel_messages ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+      ORDER BY id DESC LIMIT :limit`,
+    args,
+  };
+}
 
 /** The audit reads: messages, deliveries, attempts, dead letters, counts. Never take the write lock. */
 export function auditStore(db: Db) {
@@ -22,28 +61,7 @@ export function auditStore(db: Db) {
 
     /** Newest first by id (core's ids sort by creation time), past the `after` id. */
     async listMessages(query: MessageQuery): Promise<MessageRecord[]> {
-      const rows = await db.read({
-        sql: `SELECT * FROM postel_messages
-          WHERE (:status IS NULL OR status = :status)
-            AND (:type IS NULL OR type = :type)
-            AND (:tenantId IS NULL OR tenant_id = :tenantId)
-            AND (:since IS NULL OR created_at >= :since)
-            AND (:until IS NULL OR created_at < :until)
-            AND (:after IS NULL OR id < :after)
-            ${query.from !== undefined ? "AND id >= :from" : ""}
-          ORDER BY id DESC LIMIT :limit`,
-        args: {
-          status: query.status ?? null,
-          type: query.type ?? null,
-          tenantId: query.tenantId ?? null,
-          since: query.since ?? null,
-          until: query.until ?? null,
-          after: query.after ?? null,
-          ...(query.from !== undefined ? { from: query.from } : {}),
-          limit: Math.max(0, query.limit),
-        },
-      });
-      return rows.map((row) => toMessage(row));
+      return (await db.read(listMessagesStatement(query))).map((row) => toMessage(row));
     },
 
     /** The lowest of the `size` newest message ids below `after`, or null when fewer are left (a walk of the key). */

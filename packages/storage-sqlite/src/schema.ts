@@ -41,6 +41,12 @@ export const messages = sqliteTable(
     index("postel_messages_unfanned").on(t.createdAt, t.id).where(sql`fanned_out_at IS NULL`),
     index("postel_messages_created").on(t.createdAt, t.id),
     index("postel_messages_status_created").on(t.status, t.createdAt),
+    // The few messages in a rare final status, in id order: a listing filtered by one reads its page
+    // here, never the history (the status_created index would sort all of them). Never written by
+    // sending or delivering, only when a message is dead-lettered or expires.
+    index("postel_messages_dead_or_expired")
+      .on(t.status, t.id)
+      .where(sql`status IN ('dead-lettered', 'expired')`),
   ],
 );
 

@@ -1,27 +1,15 @@
 import type { Client } from "@libsql/client";
 import { messageIdBound, type PruneRequest } from "@postel/core";
 import { pruneAll } from "@postel/core/testing";
-import { afterEach, beforeEach, expect, test } from "vitest";
-import { SqliteStorage } from "../src/index.js";
+import { expect, test } from "vitest";
 import type { Statement } from "../src/internal/database.js";
 import { pruneHealthStatement, pruneStatements } from "../src/retention.js";
-import { tempDatabase } from "./temp-db.js";
+import { freshStorageEachTest } from "./temp-db.js";
 
 const NOW = Date.UTC(2026, 0, 1);
 const CUTOFF = NOW - 86_400_000;
 
-let storage: SqliteStorage;
-let remove: () => void;
-beforeEach(async () => {
-  const db = tempDatabase();
-  storage = SqliteStorage({ url: db.url });
-  await storage.migrate();
-  remove = db.remove;
-});
-afterEach(async () => {
-  await storage.close();
-  remove();
-});
+const storage = freshStorageEachTest();
 
 function request(overrides: Partial<PruneRequest> = {}): PruneRequest {
   return { finishedBefore: CUTOFF, after: "", below: messageIdBound(CUTOFF), limit: 500, ...overrides };
@@ -52,20 +40,20 @@ async function seedHistory(client: Client, count: number): Promise<void> {
 
 // The plan of a statement as the prune batch runs it: foreign-key checks off (see WriteOptions).
 async function explain(statement: Statement): Promise<string> {
-  await storage.client.execute("PRAGMA foreign_keys = OFF");
+  await storage().client.execute("PRAGMA foreign_keys = OFF");
   try {
-    const plan = await storage.client.execute({
+    const plan = await storage().client.execute({
       sql: `EXPLAIN QUERY PLAN ${statement.sql}`,
       args: statement.args ?? {},
     });
     return plan.rows.map((row) => String(row["detail"])).join("\n");
   } finally {
-    await storage.client.execute("PRAGMA foreign_keys = ON");
+    await storage().client.execute("PRAGMA foreign_keys = ON");
   }
 }
 
 test("a batch walks the primary key and finds deliveries and attempts through their message_id indexes", async () => {
-  await seedHistory(storage.client, 2_000);
+  await seedHistory(storage().client, 2_000);
   const [examined, ...deletes] = pruneStatements(request());
   expect(await explain(examined!)).toMatch(
     /SEARCH postel_messages USING COVERING INDEX sqlite_autoindex_postel_messages_1 \(id>\? AND id<\?\)/,
@@ -94,13 +82,13 @@ test("a health batch reads each endpoint's old buckets as a range of the primary
 });
 
 test("a pass over 20,000 finished messages deletes them all with every attempt and keeps the rest", async () => {
-  await seedHistory(storage.client, 20_000);
-  await storage.client.execute(
+  await seedHistory(storage().client, 20_000);
+  await storage().client.execute(
     `INSERT INTO postel_messages (id, type, payload, status, created_at) VALUES ('msg_0999999999', 't', '{}', 'pending', ${NOW})`,
   );
-  const total = await pruneAll(storage, CUTOFF, 1000);
+  const total = await pruneAll(storage(), CUTOFF, 1000);
   expect(total).toEqual({ messages: 20_000, deliveries: 20_000, attempts: 22_000, batches: 21 });
-  const left = await storage.client.execute(
+  const left = await storage().client.execute(
     `SELECT (SELECT count(*) FROM postel_messages) AS messages, (SELECT count(*) FROM postel_deliveries) AS deliveries,
        (SELECT count(*) FROM postel_attempts) AS attempts`,
   );

@@ -13,9 +13,12 @@ import { createEndpointsAt } from "../drain-run.js";
 import type { Scenario, ScenarioContext } from "../scenario.js";
 import { formatNumber, type Metric, median, percentile } from "../stats.js";
 
-const DAY = 86_400_000;
-const ENDPOINTS = 20;
-const TYPES = [
+/** A day in ms. */
+export const DAY = 86_400_000;
+/** Endpoints of the seeded month, every message fanned out to one of them. */
+export const ENDPOINTS = 20;
+/** Message `i` has type `TYPES[i % 7]`. */
+export const TYPES = [
   "order.created",
   "order.paid",
   "order.shipped",
@@ -24,10 +27,12 @@ const TYPES = [
   "customer.updated",
   "subscription.renewed",
 ];
-const TENANTS = Array.from({ length: 50 }, (_, i) => `tenant_${String(i + 1).padStart(2, "0")}`);
+/** Message `i` has tenant `TENANTS[i % 50]`. */
+export const TENANTS = Array.from({ length: 50 }, (_, i) => `tenant_${String(i + 1).padStart(2, "0")}`);
 /** Every 250th message dead-lettered (4,000 in a million), every 20th succeeded on a retry. */
-const DEAD_LETTER_EVERY = 250;
-const RETRY_EVERY = 20;
+export const DEAD_LETTER_EVERY = 250;
+/** See `DEAD_LETTER_EVERY`. */
+export const RETRY_EVERY = 20;
 /** Pages followed through `nextCursor` before the deep page is timed. */
 const DEEP_PAGES = 20;
 const WARM_UPS = 3;
@@ -56,10 +61,7 @@ export const dashboard: Scenario = {
     try {
       const started = Date.now();
       const endpointIds = await seedDashboardData(database, scale.historyRows);
-      log(
-        `  seeded ${scale.historyRows.toLocaleString("en-US")} messages over 30 days to ${ENDPOINTS} endpoints, ` +
-          `with their deliveries, attempts, health buckets and live work, in ${Math.round((Date.now() - started) / 1000)} s`,
-      );
+      log(seeded(scale.historyRows, started));
       const postel = Postel({ outbound: { storage: PostgresStorage({ sql: pool }, { migrate: false }) } });
       return await timePages(context, "dashboard", postel, endpointIds);
     } finally {
@@ -68,6 +70,14 @@ export const dashboard: Scenario = {
     }
   },
 };
+
+/** The progress line after seeding `count` messages, begun at `started`. */
+export function seeded(count: number, started: number): string {
+  return (
+    `  seeded ${count.toLocaleString("en-US")} messages over 30 days to ${ENDPOINTS} endpoints, with their ` +
+    `deliveries, attempts, health buckets and live work, in ${Math.round((Date.now() - started) / 1000)} s`
+  );
+}
 
 /** Times each page `samples` times per run (after warm-ups) and returns its p95 (p50) per page. */
 export async function timePages(

@@ -1,0 +1,1 @@
+CREATE INDEX `postel_messages_dead_or_expired` ON `postel_messages` (`status`,`id`) WHERE status IN ('dead-lettered', 'expired');
