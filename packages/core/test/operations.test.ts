@@ -1,7 +1,9 @@
 import { describe, expect, test } from "vitest";
 import { ExponentialBackoff } from "../src/backoff.js";
 import { InvalidInputError } from "../src/errors.js";
+import { messageIdBound } from "../src/ids.js";
 import { SEARCH_WINDOW } from "../src/outbound/messages.js";
+import type { MessageQuery } from "../src/storage/storage.js";
 import { harness } from "./support/harness.js";
 
 /** `code` of what `fn` threw (fails the test when it did not throw an InvalidInputError). */
@@ -104,6 +106,33 @@ describe("pages", () => {
       cursor: first.nextCursor!,
     });
     expect(second).toEqual({ items: [], nextCursor: null }); // this window went below `since`: the end
+  });
+
+  test("a time range stops the storage's walk at the ids of `since`: an empty range reads no older message", async () => {
+    const h = await harness();
+    const old = await h.postel.outbound.send({ type: "order.created", data: {} });
+    h.clock.advance("1d");
+    const since = h.clock.now();
+    h.clock.advance("1h");
+    const recent = await h.postel.outbound.send({ type: "order.created", data: {} });
+    const queries: MessageQuery[] = [];
+    const list = h.storage.listMessages.bind(h.storage);
+    h.storage.listMessages = async (query) => {
+      queries.push(query);
+      return list(query);
+    };
+    // Nothing was sent in the hour after `since`; the message of the day before lies below the bound.
+    expect(await h.postel.outbound.messages.list({ since, until: since + 3_600_000 })).toEqual({
+      items: [],
+      nextCursor: null,
+    });
+    expect(queries.at(-1)?.from).toBe(messageIdBound(since - 60_000));
+    expect(old.id < queries.at(-1)!.from!).toBe(true);
+    const page = await h.postel.outbound.messages.list({ since });
+    expect(page.items.map((m) => m.id)).toEqual([recent.id]);
+    // With a type, the search window's low end and the bound of `since`: the higher of the two.
+    await h.postel.outbound.messages.list({ type: "order.created", since });
+    expect(queries.at(-1)?.from).toBe(messageIdBound(since - 60_000));
   });
 
   test("a page that ends exactly at the last row says there is no next page", async () => {

@@ -101,8 +101,9 @@ export function createMessagesApi(config: OutboundConfig): MessagesApi {
       const { cursor, limit, ...filters } = parseOptions(ListMessagesSchema, options, "messages.list()");
       const cursorKey = decodeCursor(cursor, "messages", "messages.list()");
       const after = startBelow(cursorKey, filters.until);
+      const floor = stopAt(filters.since);
       if (!searches(filters) || storage.messageWindow === undefined) {
-        const rows = await storage.listMessages({ ...filters, limit: limit + 1, after });
+        const rows = await storage.listMessages({ ...filters, limit: limit + 1, after, from: floor });
         return toPage(rows, limit, "messages", (row) => row.id, toMessage);
       }
       // A type or tenant that few messages carry would walk the whole history for one page: each
@@ -113,11 +114,11 @@ export function createMessagesApi(config: OutboundConfig): MessagesApi {
         ...filters,
         limit: limit + 1,
         after,
-        from: from ?? undefined,
+        from: from === null ? floor : floor === undefined || from > floor ? from : floor,
       });
       if (rows.length > limit || from === null)
         return toPage(rows, limit, "messages", (row) => row.id, toMessage);
-      const reachedSince = filters.since !== undefined && from < messageIdBound(filters.since - ID_AHEAD_MS);
+      const reachedSince = floor !== undefined && from < floor;
       return { items: rows.map(toMessage), nextCursor: reachedSince ? null : encodeCursor("messages", from) };
     },
     async deliveries(id) {
@@ -153,6 +154,16 @@ function searches(filters: {
  * generator never goes back in time).
  */
 const ID_AHEAD_MS = 60_000;
+
+/**
+ * Where a listing of messages created at or after `since` ends: an id is made after its message's
+ * `createdAt` is read, from the same clock (and the generator never goes back in time), so no such
+ * message has an id below the bound of `since` (a minute of slack, as for `until`). Without it, a
+ * time range with no message in it walked the primary key down to the oldest message.
+ */
+function stopAt(since: number | undefined): string | undefined {
+  return since === undefined ? undefined : messageIdBound(since - ID_AHEAD_MS);
+}
 
 /**
  * Where a page of messages created before `until` starts: ids sort by creation time, so rather than
