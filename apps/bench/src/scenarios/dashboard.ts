@@ -143,6 +143,7 @@ async function pagesToTime(postel: DashboardPostel, endpointIds: string[]): Prom
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 16);
   const now = Date.now();
   const range = new URLSearchParams({ since: day(now - 10 * DAY), until: day(now - 9 * DAY) });
+  const empty = new URLSearchParams({ since: day(now + 3_600_000), until: day(now + 7_200_000) });
   const query = (params: Record<string, string>) => `?${new URLSearchParams(params)}`;
   return [
     { name: "live view", path: "/" },
@@ -157,6 +158,8 @@ async function pagesToTime(postel: DashboardPostel, endpointIds: string[]): Prom
     // A tenant no message carries: without the search window, the walk of the whole history.
     { name: "messages, a tenant with none", path: `/messages${query({ tenant: "tenant_none" })}` },
     { name: "messages, one day 10 days ago", path: `/messages?${range}` },
+    // A range no message falls in (the next hour): without the bound of `since`, the whole history.
+    { name: "messages, an hour with none", path: `/messages?${empty}` },
     { name: `messages, page ${DEEP_PAGES + 1} by cursor`, path: `/messages${query({ cursor: cursor! })}` },
     { name: "one message's trail", path: `/messages/${deadLetter.messageId}` },
     { name: "dead letters, first page", path: "/dead-letters" },
