@@ -13,11 +13,17 @@ import type { PostelWorkerConfig } from "../protocol.js";
 import type { Scenario, ScenarioContext } from "../scenario.js";
 import { createSqliteEndpoint, drainSqliteWithPostel } from "../sqlite-drain-run.js";
 import { type BenchFile, createBenchFile, seedSqliteHistory } from "../sqlite-file.js";
-import { type Metric, median } from "../stats.js";
+import { type Metric, median, percentile } from "../stats.js";
 
 // The workers' retention as an application would set it, except the interval: a pass starts about a
 // second after start() and, the history being far larger than a drain, runs through the whole drain.
 const RETENTION: NonNullable<PostelWorkerConfig["retention"]> = { maxAge: "1d", interval: "1s" };
+
+const DAY = 86_400_000;
+/** The health-bucket pass: endpoints with 12 hours of 10-second buckets each, half before the cutoff. */
+const HEALTH_BUCKETS_EACH = 4_320;
+/** Retention's default `batchSize`, which the pass also deletes health buckets by. */
+const BATCH = 500;
 
 /** How one storage is set up for the scenario. */
 interface RetentionBench {
@@ -29,6 +35,44 @@ interface RetentionBench {
   /** A storage on the database, for `prune()` in this process. */
   openStorage(): Storage<unknown>;
   drain(options: { run: number; retention: boolean; label: string }): Promise<DrainMeasurement>;
+  /** Adds `endpoints` endpoints (ids `ep_health…`) with `HEALTH_BUCKETS_EACH` buckets each, centred on `cutoff`. */
+  seedHealth(endpoints: number, cutoff: number): Promise<void>;
+  /** Deletes those endpoints and whatever buckets of theirs are left. */
+  dropHealth(): Promise<void>;
+}
+
+/**
+ * (c) The health buckets' part of a pass on its own: `pruneHealth` batch after batch, as the pass
+ * runs it after the messages, over `endpoints` × 4,320 buckets of which half are old.
+ */
+async function timedHealthPass(
+  bench: RetentionBench,
+  endpoints: number,
+  log: (line: string) => void,
+): Promise<{ deleted: number; ms: number; batchMs: number[] }> {
+  const cutoff = Date.now() - DAY;
+  await bench.seedHealth(endpoints, cutoff);
+  const storage = bench.openStorage();
+  try {
+    const batchMs: number[] = [];
+    let deleted = 0;
+    const started = performance.now();
+    for (let gone = BATCH; gone === BATCH; ) {
+      const batchStarted = performance.now();
+      gone = await storage.pruneHealth({ startedBefore: cutoff, limit: BATCH });
+      batchMs.push(performance.now() - batchStarted);
+      deleted += gone;
+    }
+    const ms = performance.now() - started;
+    log(
+      `  health pass: ${deleted.toLocaleString("en-US")} buckets of ${endpoints} endpoints in ${(ms / 1000).toFixed(1)} s, ` +
+        `${Math.round((deleted / ms) * 1000).toLocaleString("en-US")} buckets/s`,
+    );
+    return { deleted, ms, batchMs };
+  } finally {
+    await storage.close();
+    await bench.dropHealth();
+  }
 }
 
 /** (a) One full pass over the seeded history, timed in this process (the default batch size). */
@@ -63,6 +107,8 @@ async function measure(bench: RetentionBench, { scale, log }: ScenarioContext): 
   const without: DrainMeasurement[] = [];
   const beside: DrainMeasurement[] = [];
   const prunedDuringDrain: number[] = [];
+  const healthPasses: Awaited<ReturnType<typeof timedHealthPass>>[] = [];
+  const healthEndpoints = scale.quick ? 20 : 200;
   for (let run = 1; run <= scale.runs; run++) {
     const seeded = performance.now();
     await bench.reseed(scale.historyRows);
@@ -75,7 +121,10 @@ async function measure(bench: RetentionBench, { scale, log }: ScenarioContext): 
     const before = await bench.historyLeft();
     beside.push(await bench.drain({ run, retention: true, label: `drain beside the prune run ${run}` }));
     prunedDuringDrain.push(before - (await bench.historyLeft()));
+    healthPasses.push(await timedHealthPass(bench, healthEndpoints, log));
   }
+  const bucketsPerSecond = healthPasses.map((p) => (p.deleted / p.ms) * 1000);
+  const batchMs = healthPasses.flatMap((p) => p.batchMs);
   const rowsPerSecond = passes.map((p) => ((p.messages + p.deliveries + p.attempts) / p.ms) * 1000);
   const messagesPerSecond = passes.map((p) => (p.messages / p.ms) * 1000);
   const withoutRuns = without.map((m) => m.perSecond);
@@ -91,6 +140,16 @@ async function measure(bench: RetentionBench, { scale, log }: ScenarioContext): 
       note:
         `messages, deliveries and attempts; ${Math.round(median(messagesPerSecond)).toLocaleString("en-US")} ` +
         `messages/s; a pass took ${(median(passes.map((p) => p.ms)) / 1000).toFixed(1)} s (median)`,
+    },
+    {
+      scenario,
+      name: `health buckets of ${healthEndpoints} endpoints × ${HEALTH_BUCKETS_EACH.toLocaleString("en-US")}, half old`,
+      unit: "buckets deleted/s",
+      postel: median(bucketsPerSecond),
+      postelRuns: bucketsPerSecond,
+      note:
+        `pruneHealth in batches of ${BATCH}: ${median(healthPasses.map((p) => p.deleted)).toLocaleString("en-US")} ` +
+        `deleted a pass; a batch took ${median(batchMs).toFixed(1)} ms (median), ${percentile(batchMs, 95).toFixed(1)} ms (p95)`,
     },
     {
       scenario,
@@ -141,6 +200,24 @@ function postgresBench(
       return row!.n;
     },
     openStorage: () => PostgresStorage({ url: database.url }, { migrate: false }),
+    async seedHealth(endpoints, cutoff) {
+      await sql`
+        INSERT INTO postel.endpoints (id, url, types, headers, metadata, state, created_at, updated_at)
+        SELECT 'ep_health' || lpad(e::text, 4, '0'), 'https://hooks.example.com/health', '["*"]', '{}', '{}',
+          'enabled', 0, 0
+        FROM generate_series(1, ${endpoints}::int) e`;
+      // In time order, as workers add them.
+      await sql`
+        INSERT INTO postel.endpoint_health (endpoint_id, bucket_start, attempts, failures)
+        SELECT 'ep_health' || lpad(e::text, 4, '0'), ${cutoff}::bigint + (b - ${HEALTH_BUCKETS_EACH / 2}::int) * 10000, 3, 0
+        FROM generate_series(0, ${HEALTH_BUCKETS_EACH - 1}::int) b, generate_series(1, ${endpoints}::int) e
+        ORDER BY b, e`;
+      await sql`VACUUM ANALYZE postel.endpoint_health`;
+    },
+    async dropHealth() {
+      await sql`DELETE FROM postel.endpoint_health WHERE endpoint_id LIKE 'ep_health%'`;
+      await sql`DELETE FROM postel.endpoints WHERE id LIKE 'ep_health%'`;
+    },
     drain: ({ run, retention, label }) =>
       drainWithPostel(base, {
         messages: scale.drainMessages,
@@ -179,6 +256,38 @@ function sqliteBench(
       return Number(result.rows[0]!["n"]);
     },
     openStorage: () => SqliteStorage({ url: file.url }, { migrate: false }),
+    async seedHealth(endpoints, cutoff) {
+      const series = (name: string, last: number) =>
+        `${name}(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM ${name} WHERE n < ${last})`;
+      await file.client.batch(
+        [
+          `WITH RECURSIVE ${series("e", endpoints)}
+           INSERT INTO postel_endpoints (id, url, types, headers, metadata, state, created_at, updated_at)
+           SELECT 'ep_health' || substr('0000' || n, -4), 'https://hooks.example.com/health', '["*"]', '{}', '{}',
+             'enabled', 0, 0
+           FROM e WHERE n >= 1`,
+          // In time order, as workers add them.
+          {
+            sql: `WITH RECURSIVE ${series("b", HEALTH_BUCKETS_EACH - 1)}
+              INSERT INTO postel_endpoint_health (endpoint_id, bucket_start, attempts, failures)
+              SELECT p.id, :cutoff + (b.n - ${HEALTH_BUCKETS_EACH / 2}) * 10000, 3, 0
+              FROM b CROSS JOIN (SELECT id FROM postel_endpoints WHERE id LIKE 'ep_health%') p
+              ORDER BY b.n, p.id`,
+            args: { cutoff },
+          },
+        ],
+        "write",
+      );
+    },
+    async dropHealth() {
+      await file.client.batch(
+        [
+          "DELETE FROM postel_endpoint_health WHERE endpoint_id LIKE 'ep_health%'",
+          "DELETE FROM postel_endpoints WHERE id LIKE 'ep_health%'",
+        ],
+        "write",
+      );
+    },
     drain: ({ run, retention, label }) =>
       drainSqliteWithPostel(base, {
         messages: scale.sqliteDrainMessages,
