@@ -4,6 +4,7 @@ import { endpointStateCommands } from "./commands/endpoint-state.js";
 import { endpointCommands } from "./commands/endpoints.js";
 import { messageCommands } from "./commands/messages.js";
 import { migrateCommands } from "./commands/migrate.js";
+import { pruneCommands } from "./commands/prune.js";
 import { replayCommands } from "./commands/replay.js";
 import { statsCommands } from "./commands/stats.js";
 import { tailCommands } from "./commands/tail.js";
@@ -16,6 +17,7 @@ export const COMMANDS: readonly Command[] = [
   ...messageCommands,
   ...deadLetterCommands,
   ...replayCommands,
+  ...pruneCommands,
   ...statsCommands,
   ...tailCommands,
 ];

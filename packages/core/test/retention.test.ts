@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { ConfigurationError, InvalidInputError } from "../src/errors.js";
 import type { PostelEventMap } from "../src/engine/events.js";
+import type { PruneResult } from "../src/outbound/prune.js";
 import { Postel } from "../src/postel.js";
 import { InMemoryStorage } from "../src/storage/in-memory-storage.js";
 import { type Harness, harness } from "./support/harness.js";
@@ -116,6 +117,33 @@ describe("postel.outbound.prune()", () => {
       attempts: 0,
       healthBuckets: 1,
       complete: true,
+    });
+  });
+
+  test("reports the running totals after every batch, the last one complete", async () => {
+    const h = await harness();
+    await deliveredMessages(h, 3);
+    h.clock.advance("2d");
+    const progress: PruneResult[] = [];
+    const result = await h.postel.outbound.prune({
+      olderThan: "1d",
+      batchSize: 2,
+      onProgress: (p) => progress.push(p),
+    });
+    const totals = (messages: number, healthBuckets: number, complete: boolean) => ({
+      messages,
+      deliveries: messages,
+      attempts: messages,
+      healthBuckets,
+      complete,
+    });
+    // Message batches of 2 and 1, then the one health bucket (a short batch: the end).
+    expect(progress).toEqual([totals(2, 0, false), totals(3, 0, false), totals(3, 1, true)]);
+    expect(result).toEqual(progress.at(-1));
+    await expect(
+      h.postel.outbound.prune({ olderThan: "1d", onProgress: "log" as never }),
+    ).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
     });
   });
 

@@ -4,6 +4,7 @@ import type { Command } from "../command.js";
 import { compact } from "../compact.js";
 import { usageError } from "../exit-codes.js";
 import type { Output } from "../output.js";
+import { PROGRESS_OPTION, progressLine } from "../progress.js";
 import { TIME_RANGE_OPTIONS } from "./messages.js";
 
 const REPLAYABLE: readonly DeliveryStatus[] = ["succeeded", "failed", "dead-lettered", "expired"];
@@ -32,7 +33,7 @@ const command: Command = {
     },
     limit: { type: "string", value: "<n>", description: "at most this many deliveries (default 10000)" },
     yes: { type: "boolean", description: "confirm a bulk replay (--endpoint)" },
-    progress: { type: "boolean", description: "report progress on stderr even when it is not a terminal" },
+    progress: PROGRESS_OPTION,
   },
   details: [
     "--since/--until select messages by creation time. Progress goes to stderr on a terminal.",
@@ -92,20 +93,14 @@ function selectionOf(args: Args, now: number): ReplaySelection {
   return compact({ endpointId, since, until: args.time("until", now) });
 }
 
-// "replaying 1200/100000 (1%)", redrawn in place on a terminal; a line a second otherwise.
+// "replaying 1200/100000 (1%)".
 function progressReporter(out: Output, enabled: boolean) {
-  let last = 0;
-  return ({ replayed, total }: { replayed: number; total: number }) => {
-    if (!enabled) return;
-    const done = replayed >= total;
-    const line = `replaying ${replayed}/${total} (${total === 0 ? 100 : Math.floor((replayed / total) * 100)}%)`;
-    if (out.stderrIsTTY) {
-      out.progress(`\r${line}${done ? "\n" : ""}`);
-    } else if (done || Date.now() - last >= 1000) {
-      last = Date.now();
-      out.progress(`${line}\n`);
-    }
-  };
+  const report = progressLine(out, enabled);
+  return ({ replayed, total }: { replayed: number; total: number }) =>
+    report(
+      `replaying ${replayed}/${total} (${total === 0 ? 100 : Math.floor((replayed / total) * 100)}%)`,
+      replayed >= total,
+    );
 }
 
 /** `replay`. */

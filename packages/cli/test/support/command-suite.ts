@@ -1,4 +1,12 @@
-import type { AttemptRecord, DeliveryRecord, Endpoint, Message, PostelInstance, Storage } from "@postel/core";
+import {
+  type AttemptRecord,
+  type DeliveryRecord,
+  type Endpoint,
+  ManualClock,
+  type Message,
+  type PostelInstance,
+  type Storage,
+} from "@postel/core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type CliRun, postel, postelJson, spawnPostel } from "./cli.js";
 import type { TestDatabase } from "./databases.js";
@@ -422,6 +430,57 @@ export function describeCommands(name: string, createDatabase: () => Promise<Tes
         expect(await tail.exited).toBe(0);
       } finally {
         tail.child.kill("SIGKILL");
+      }
+    });
+
+    test("prune deletes the history older than --older-than, asks for --yes, and reports progress", async () => {
+      // An application whose clock is two days behind: what it sends and delivers is two days old.
+      const past = application(database.url, new ManualClock(Date.now() - 2 * 86_400_000));
+      try {
+        const archive = await past.outbound.endpoints.create({
+          url: receiver.url("/ok"),
+          types: ["archive.*"],
+        });
+        const old = await past.outbound.sendBatch(
+          Array.from({ length: 3 }, (_, i) => ({ type: "archive.item", data: { i } })),
+        );
+        await drainAll(past);
+        const unconfirmed = await run("prune", "--older-than", "1d");
+        expect(unconfirmed.code).toBe(2);
+        expect(unconfirmed.stderr).toContain("--yes");
+        expect(await app.outbound.messages.get(old[0]!.id)).not.toBeNull();
+
+        // Endpoints earlier tests created for every type get them too: one attempt per delivery, and
+        // one health bucket per endpoint (the clock stood still).
+        const deliveries = (
+          await Promise.all(old.map(({ id }) => past.outbound.messages.deliveries(id)))
+        ).flat();
+        const buckets = new Set(deliveries.map((d) => d.endpointId)).size;
+        expect(deliveries.map((d) => d.endpointId)).toContain(archive.id);
+
+        const pruned = await run("prune", "--older-than", "1d", "--yes", "--progress", "--batch-size", "2");
+        expect(pruned.code, pruned.stderr).toBe(0);
+        expect(pruned.stdout).toMatch(
+          new RegExp(
+            `^Deleted 3 messages \\(${deliveries.length} deliveries, ${deliveries.length} attempts\\) and ${buckets} health buckets older than 20\\d\\d-`,
+          ),
+        );
+        expect(pruned.stderr).toContain(`pruned 3 messages, ${buckets} health buckets`);
+        for (const { id } of old) expect(await app.outbound.messages.get(id)).toBeNull();
+        expect(await app.outbound.messages.get(delivered)).not.toBeNull(); // recent history stays
+        expect((await app.outbound.endpoints.get(archive.id))?.id).toBe(archive.id);
+
+        const again = await json("prune", "--older-than", "1d", "--yes");
+        expect(again).toMatchObject({
+          messages: 0,
+          deliveries: 0,
+          attempts: 0,
+          healthBuckets: 0,
+          complete: true,
+        });
+        expect(Date.parse(String(again["finishedBefore"]))).toBeLessThan(Date.now() - 86_000_000);
+      } finally {
+        await past.close();
       }
     });
 

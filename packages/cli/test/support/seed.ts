@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { LinearBackoff, Postel, type PostelInstance, type Storage } from "@postel/core";
+import { type Clock, LinearBackoff, Postel, type PostelInstance, type Storage } from "@postel/core";
 import { PostgresStorage } from "@postel/storage-postgres";
 import { SqliteStorage } from "@postel/storage-sqlite";
 
@@ -25,12 +25,14 @@ export async function startReceiver(): Promise<{ url(path: string): string; clos
 /**
  * A Postel on the same database the CLI reads, as an application would run it: no retries (a failure
  * dead-letters at once), no breaker or auto-disable, so every outcome is decided in one `drain()`.
+ * With `clock`, its time (a `ManualClock` set in the past makes history that is already old).
  */
-export function application(database: string): PostelInstance<Storage<unknown>> {
+export function application(database: string, clock?: Clock): PostelInstance<Storage<unknown>> {
   const storage = database.startsWith("postgres")
     ? PostgresStorage({ url: database }, { listen: false })
     : SqliteStorage({ url: `file:${database}` });
   return Postel({
+    ...(clock === undefined ? {} : { clock }),
     outbound: {
       storage,
       retryPolicy: LinearBackoff({ maxAttempts: 0, step: "1s" }),

@@ -16,6 +16,8 @@ export interface PruneOptions {
   maxBatches?: number;
   /** Stop between batches once aborted (`complete: false`); the batch running commits first. */
   signal?: AbortSignal;
+  /** Called after every batch with the totals so far (`complete` true on the last call of a whole pass). */
+  onProgress?: (progress: PruneResult) => void;
 }
 
 /** What a prune pass deleted. */
@@ -38,6 +40,8 @@ export interface PrunePass {
   signal?: AbortSignal | undefined;
   /** Awaited between batches with how long the last one took (the workers pause there). */
   between?: (lastBatchMs: number) => Promise<void>;
+  /** Called after every batch with the totals so far. */
+  onProgress?: ((progress: PruneResult) => void) | undefined;
 }
 
 /**
@@ -76,8 +80,12 @@ export async function runPrunePass(
         limit: pass.batchSize,
       });
       result.healthBuckets += deleted;
-      if (deleted < pass.batchSize) return { ...result, complete: true };
+      if (deleted < pass.batchSize) {
+        pass.onProgress?.({ ...result, complete: true });
+        return { ...result, complete: true };
+      }
     }
+    pass.onProgress?.({ ...result });
     lastBatchMs = clock.now() - started;
   }
 }
@@ -92,6 +100,7 @@ const PruneOptionsSchema = v.strictObject({
     ),
   ),
   signal: v.optional(v.instance(AbortSignal, "must be an AbortSignal")),
+  onProgress: v.optional(v.function("must be a function")),
 });
 
 /**
@@ -128,5 +137,6 @@ export async function prune(
     batchSize: options.batchSize ?? retention?.batchSize ?? DEFAULT_PRUNE_BATCH,
     maxBatches: options.maxBatches,
     signal: options.signal,
+    onProgress: options.onProgress,
   });
 }
