@@ -80,12 +80,10 @@ export async function runPrunePass(
         limit: pass.batchSize,
       });
       result.healthBuckets += deleted;
-      if (deleted < pass.batchSize) {
-        pass.onProgress?.({ ...result, complete: true });
-        return { ...result, complete: true };
-      }
+      result.complete = deleted < pass.batchSize;
     }
     pass.onProgress?.({ ...result });
+    if (result.complete) return result;
     lastBatchMs = clock.now() - started;
   }
 }
