@@ -1,5 +1,6 @@
 import type { PruneResult } from "@postel/core";
 import type { Command } from "../command.js";
+import { compact } from "../compact.js";
 import { usageError } from "../exit-codes.js";
 import type { Output } from "../output.js";
 import { PROGRESS_OPTION, progressLine } from "../progress.js";
@@ -41,12 +42,9 @@ const command: Command = {
     const stop = new AbortController();
     void interrupted.then(() => stop.abort());
     const progress = progressReporter(out, args.flag("progress") || out.stderrIsTTY);
-    const total = await (await open()).postel.outbound.prune({
-      olderThan,
-      signal: stop.signal,
-      onProgress: progress,
-      ...(batchSize === undefined ? {} : { batchSize }),
-    });
+    const total = await (await open()).postel.outbound.prune(
+      compact({ olderThan, batchSize, signal: stop.signal, onProgress: progress }),
+    );
     if (out.json) return out.data({ ...total, finishedBefore: new Date(finishedBefore).toISOString() });
     out.text(
       `Deleted ${total.messages} messages (${total.deliveries} deliveries, ${total.attempts} attempts) and ` +

@@ -114,7 +114,7 @@ export function createMessagesApi(config: OutboundConfig): MessagesApi {
         ...filters,
         limit: limit + 1,
         after,
-        from: from === null ? floor : floor === undefined || from > floor ? from : floor,
+        from: higherId(from ?? undefined, floor),
       });
       if (rows.length > limit || from === null)
         return toPage(rows, limit, "messages", (row) => row.id, toMessage);
@@ -154,6 +154,11 @@ function searches(filters: {
  * generator never goes back in time).
  */
 const ID_AHEAD_MS = 60_000;
+
+/** The higher of two optional id bounds (ids compare as strings). */
+function higherId(a: string | undefined, b: string | undefined): string | undefined {
+  return a === undefined || (b !== undefined && b > a) ? b : a;
+}
 
 /**
  * Where a listing of messages created at or after `since` ends: an id is made after its message's
