@@ -1,4 +1,4 @@
-import { PostelError } from "@postel/signing";
+import { isPostelError, PostelError } from "@postel/signing";
 
 // Shared with the receiving gate, which lives in @postel/signing: one class each, so `instanceof` holds
 // whichever package threw.
@@ -32,7 +32,36 @@ export class SchemaMismatchError extends PostelError {}
  * and the driver's error is the `cause`. Workers report it as an `error` event and retry by themselves.
  */
 export class StorageUnavailableError extends PostelError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("STORAGE_UNAVAILABLE", message, options);
+  /**
+   * True when the connection was lost while a write ran and its commit could not be checked: the
+   * write may or may not have happened (e.g. `send()` during a failover; retry with an idempotencyKey).
+   */
+  readonly ambiguous: boolean;
+
+  constructor(message: string, options?: { cause?: unknown; ambiguous?: boolean }) {
+    super(
+      "STORAGE_UNAVAILABLE",
+      message,
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.ambiguous = options?.ambiguous ?? false;
   }
+}
+
+/**
+ * A storage call made by the workers did not settle within its deadline (half the lease): the
+ * connection under it is presumed dead (a cut TCP session, a driver that never settles a query after
+ * a failover). Code `STORAGE_TIMEOUT`. The workers report it as an `error` event, ask the storage to
+ * replace the connections it owns (`Storage.reset`), and retry by themselves.
+ */
+export class StorageTimeoutError extends PostelError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("STORAGE_TIMEOUT", message, options);
+  }
+}
+
+/** Whether `error` says the database cannot be used right now (`STORAGE_UNAVAILABLE` or `STORAGE_TIMEOUT`). */
+export function isStorageOutage(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (code === "STORAGE_UNAVAILABLE" || code === "STORAGE_TIMEOUT") && isPostelError(error);
 }

@@ -57,10 +57,12 @@ export {
   ConfigurationError,
   InvalidInputError,
   isPostelError,
+  isStorageOutage,
   LeaseLostError,
   NotFoundError,
   PostelError,
   SchemaMismatchError,
+  StorageTimeoutError,
   StorageUnavailableError,
 } from "./errors.js";
 export type { ConfigurationIssue } from "./errors.js";

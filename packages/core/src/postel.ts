@@ -5,6 +5,8 @@ import { EndpointCache } from "./engine/endpoint-cache.js";
 import { Emitter, type PostelEventMap, type PostelEventName } from "./engine/events.js";
 import { HealthMonitor } from "./engine/health.js";
 import { RetentionLoop } from "./engine/retention.js";
+import { withDeadline } from "./engine/storage-deadline.js";
+import { Wakeups } from "./engine/wakeups.js";
 import { ConfigurationError } from "./errors.js";
 import { createHttpSender, type HttpSender } from "./http/http-sender.js";
 import { createIdGenerator } from "./ids.js";
@@ -144,7 +146,24 @@ export function Postel<
   if (!outbound) return receiverOnly(receiver);
   const events = new Emitter();
   const newId = createIdGenerator(clock);
-  const config = outbound;
+  // The workers' view of the storage: every call within half a lease (see withDeadline).
+  const config = {
+    ...outbound,
+    storage: withDeadline(outbound.storage, clock, outbound.workers.leaseDurationMs / 2, () =>
+      resetStorage(),
+    ),
+  };
+  // One reset at a time: calls that missed their deadline together replace the connections once.
+  let resetting = false;
+  const resetStorage = () => {
+    if (resetting) return;
+    resetting = true;
+    void (outbound.storage.reset?.() ?? Promise.resolve())
+      .catch((error: unknown) => events.emit("error", { error, context: "replacing storage connections" }))
+      .finally(() => {
+        resetting = false;
+      });
+  };
   const cache = new EndpointCache(config, clock);
   const telemetry =
     otel === null
@@ -184,10 +203,16 @@ export function Postel<
     ? new RetentionLoop({ storage: config.storage, clock, random, events }, config.retention)
     : undefined;
   const wake = () => dispatcher.wake();
-  let unsubscribe: (() => Promise<void>) | undefined;
+  const wakeups = new Wakeups({
+    storage: outbound.storage,
+    clock,
+    events,
+    wake,
+    pollFast: (fast) => dispatcher.pollFast(fast),
+  });
   let migrated: Promise<void> | undefined;
   const migrate = () => {
-    migrated ??= config.storage.migrate?.() ?? Promise.resolve();
+    migrated ??= outbound.storage.migrate?.() ?? Promise.resolve();
     return migrated;
   };
 
@@ -196,30 +221,31 @@ export function Postel<
       return receiver ?? notConfigured("inbound", '{ inbound: { billing: { verify: "whsec_..." } } }');
     },
     outbound: {
-      send: (event, sendOptions) => send({ config, clock, newId, wake, telemetry }, event, sendOptions),
+      send: (event, sendOptions) =>
+        send({ config: outbound, clock, newId, wake, telemetry }, event, sendOptions),
       sendBatch: (events, sendOptions) =>
-        sendBatch({ config, clock, newId, wake, telemetry }, events, sendOptions),
-      endpoints: createEndpointsApi({ config, clock, newId, changed: () => cache.invalidate() }),
-      messages: createMessagesApi(config),
-      deadLetters: createDeadLettersApi(config),
-      attempts: createAttemptsApi(config),
-      stats: (statsOptions) => stats({ config, clock }, statsOptions),
-      replay: (selection, replayOptions) => replay({ config, clock, newId, wake }, selection, replayOptions),
+        sendBatch({ config: outbound, clock, newId, wake, telemetry }, events, sendOptions),
+      endpoints: createEndpointsApi({ config: outbound, clock, newId, changed: () => cache.invalidate() }),
+      messages: createMessagesApi(outbound),
+      deadLetters: createDeadLettersApi(outbound),
+      attempts: createAttemptsApi(outbound),
+      stats: (statsOptions) => stats({ config: outbound, clock }, statsOptions),
+      replay: (selection, replayOptions) =>
+        replay({ config: outbound, clock, newId, wake }, selection, replayOptions),
       prune: async (pruneOptions) => {
         await migrate();
-        return prune({ config, clock }, pruneOptions);
+        return prune({ config: outbound, clock }, pruneOptions);
       },
     },
     async start() {
       await migrate();
-      if (config.storage.subscribe && !unsubscribe) unsubscribe = await config.storage.subscribe(wake);
+      await wakeups.start();
       dispatcher.start();
       retention?.start();
     },
     async stop() {
       await Promise.all([dispatcher.stop(), retention?.stop()]);
-      await unsubscribe?.();
-      unsubscribe = undefined;
+      await wakeups.stop();
     },
     async drain(drainOptions) {
       await migrate();
@@ -228,9 +254,9 @@ export function Postel<
     on: (event, listener) => events.on(event, listener),
     async close() {
       await Promise.all([dispatcher.stop(), retention?.stop()]);
-      await unsubscribe?.();
+      await wakeups.stop();
       await http?.close();
-      await config.storage.close();
+      await outbound.storage.close();
     },
   };
 }

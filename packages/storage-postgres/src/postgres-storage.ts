@@ -7,6 +7,8 @@ import {
   resolveConnection,
 } from "./internal/connection.js";
 import { asConnectionError } from "./internal/connection-errors.js";
+import { ownedPool, sharedPool } from "./internal/query-pool.js";
+import { listenForWakeups, type WakeListener } from "./internal/wake-listener.js";
 import { hidingSecrets } from "./internal/hide-secrets.js";
 import { epochMs } from "./internal/rows.js";
 import { asSchemaError } from "./internal/schema-errors.js";
@@ -70,47 +72,59 @@ export function PostgresStorage(
   connection: PostgresConnection,
   options: PostgresStorageOptions = {},
 ): PostgresStorageInstance {
-  const { sql, owned } = resolveConnection(
+  const {
+    sql: first,
+    owned,
+    reopen,
+  } = resolveConnection(
     connection,
     "PostgresStorage",
     optionIssues(options, connection),
     options.prepare === undefined ? {} : { prepare: options.prepare },
   );
-  // The pool LISTEN runs on: the storage's own, or one connection to `listen.url`, opened on first use.
-  let listenPool: Sql | undefined;
-  const listenSql = (): Sql | undefined => {
+  const pool = owned && reopen ? ownedPool(first, reopen) : sharedPool(first);
+  // What LISTEN connections are opened like: the storage's own pool, or `listen.url`'s.
+  let listenUrlPool: Sql | undefined;
+  const listenLike = (): Sql | undefined => {
     const { listen = true } = options;
     if (listen === false) return undefined;
-    if (listen === true) return sql;
-    listenPool ??= postgres(listen.url, { max: 1, onnotice: () => {} });
-    return listenPool;
+    if (listen === true) return pool.sql;
+    // Never queried: only its parsed options are used, for the listening connections.
+    listenUrlPool ??= postgres(listen.url, { max: 1, onnotice: () => {} });
+    return listenUrlPool;
   };
-  const listeners = new Set<() => Promise<void>>();
+  const listeners = new Set<WakeListener>();
   let ready: Promise<void> | undefined;
 
-  const migrateNow = () => migrate(sql);
+  const migrateNow = () => migrate(pool.sql);
   // send() without a transaction: concurrent calls share one INSERT and one commit.
-  const enqueueBatched = createEnqueueBatcher(sql, (message) => enqueue(sql, message, undefined));
+  const enqueueBatched = createEnqueueBatcher(pool, (message) =>
+    pool.run((sql) => enqueue(sql, message, undefined)),
+  );
   // Migrate (or check) once, on first use; a failure is retried by the next call.
   const ensureReady = (): Promise<void> => {
-    ready ??= (options.migrate === false ? assertMigrated(sql) : migrateNow()).catch((error: unknown) => {
-      ready = undefined;
-      throw error;
-    });
+    ready ??= (options.migrate === false ? assertMigrated(pool.sql) : migrateNow()).catch(
+      (error: unknown) => {
+        ready = undefined;
+        throw error;
+      },
+    );
     return ready;
   };
   // Where this instance's next claims start scanning (see ClaimFloor).
   const fanoutFloor = new ClaimFloor();
   const dueFloor = new ClaimFloor();
   // Every storage call: schema and connection failures become Postel errors that name the fix.
-  const run = async <T>(query: () => Promise<T>): Promise<T> => {
+  const guarded = async <T>(query: () => Promise<T>): Promise<T> => {
     try {
       await ensureReady();
       return await query();
     } catch (error) {
-      throw asConnectionError(asSchemaError(error), sql);
+      throw asConnectionError(asSchemaError(error), pool.sql);
     }
   };
+  // ... on the current pool, failing at once if that pool is replaced meanwhile (see QueryPool).
+  const run = <T>(query: (sql: Sql) => Promise<T>): Promise<T> => guarded(() => pool.run(query));
 
   return {
     name: "postgres",
@@ -119,98 +133,105 @@ export function PostgresStorage(
       ready = Promise.resolve();
     },
 
+    // Not on `run`: the batcher runs its own inserts on the pool, resolving a commit a lost session
+    // left unknown; in the app's transaction, the app's connection is the app's.
     enqueue: (message, enqueueOptions) =>
-      run(async () => {
+      guarded(async () => {
         try {
           const tx = enqueueOptions?.tx;
-          return await (tx === undefined ? enqueueBatched(message) : enqueue(sql, message, tx));
+          return await (tx === undefined ? enqueueBatched(message) : enqueue(pool.sql, message, tx));
         } catch (error) {
           throw duplicateIdError(error, message.id);
         }
       }),
     enqueueMany: (messages, enqueueOptions) =>
-      run(async () => {
+      run(async (sql) => {
         try {
           return await enqueueMany(sql, messages, enqueueOptions?.tx);
         } catch (error) {
           throw duplicateIdError(error);
         }
       }),
-    claimFanout: (lease) => run(() => fanout.claimFanout(sql, timed(lease), fanoutFloor)),
+    claimFanout: (lease) => run((sql) => fanout.claimFanout(sql, timed(lease), fanoutFloor)),
     recordFanout: (results, now, lease) =>
-      run(() =>
+      run((sql) =>
         fanout.recordFanout(sql, results, epochMs(now), lease && { ...lease, until: epochMs(lease.until) }),
       ),
 
-    renewFanoutLeases: (leases, until) => run(() => fanout.renewFanoutLeases(sql, leases, epochMs(until))),
+    renewFanoutLeases: (leases, until) => run((sql) => fanout.renewFanoutLeases(sql, leases, epochMs(until))),
 
-    claimDue: (lease) => run(() => claim.claimDue(sql, timed(lease), dueFloor)),
-    claimLimited: (claims, lease) => run(() => claimLimited(sql, claims, timed(lease))),
-    renewLeases: (leases, until) => run(() => claim.renewLeases(sql, leases, epochMs(until))),
-    recordOutcomes: (outcomes, now) => run(() => recordOutcomes(sql, outcomes, epochMs(now))),
-    releaseHeld: (endpointId, now) => run(() => claim.releaseHeld(sql, endpointId, epochMs(now))),
+    claimDue: (lease) => run((sql) => claim.claimDue(sql, timed(lease), dueFloor)),
+    claimLimited: (claims, lease) => run((sql) => claimLimited(sql, claims, timed(lease))),
+    renewLeases: (leases, until) => run((sql) => claim.renewLeases(sql, leases, epochMs(until))),
+    recordOutcomes: (outcomes, now) => run((sql) => recordOutcomes(sql, outcomes, epochMs(now))),
+    releaseHeld: (endpointId, now) => run((sql) => claim.releaseHeld(sql, endpointId, epochMs(now))),
 
     // Endpoint writes carry signing secrets: their errors never do (see hide-secrets.ts).
     createEndpoint: (endpoint) =>
-      run(() =>
+      run((sql) =>
         hidingSecrets(
           endpoints.createEndpoint(sql, endpoint),
           endpoint.secrets.map((s) => s.secret),
         ),
       ),
-    getEndpoint: (id) => run(() => endpoints.getEndpoint(sql, id)),
-    listEndpoints: (query) => run(() => endpoints.listEndpoints(sql, query)),
-    allEndpoints: () => run(() => endpoints.allEndpoints(sql)),
-    endpointsRevision: () => run(() => endpoints.endpointsRevision(sql)),
+    getEndpoint: (id) => run((sql) => endpoints.getEndpoint(sql, id)),
+    listEndpoints: (query) => run((sql) => endpoints.listEndpoints(sql, query)),
+    allEndpoints: () => run((sql) => endpoints.allEndpoints(sql)),
+    endpointsRevision: () => run((sql) => endpoints.endpointsRevision(sql)),
     updateEndpoint: (id, fields, now) =>
-      run(() => hidingSecrets(endpoints.updateEndpoint(sql, id, fields, epochMs(now)), [])),
-    deleteEndpoint: (id, now) => run(() => endpointState.deleteEndpoint(sql, id, epochMs(now))),
+      run((sql) => hidingSecrets(endpoints.updateEndpoint(sql, id, fields, epochMs(now)), [])),
+    deleteEndpoint: (id, now) => run((sql) => endpointState.deleteEndpoint(sql, id, epochMs(now))),
     transitionEndpoint: (id, expected, next, now) =>
-      run(() => endpointState.transitionEndpoint(sql, id, expected, next, epochMs(now))),
+      run((sql) => endpointState.transitionEndpoint(sql, id, expected, next, epochMs(now))),
     addEndpointSecret: (id, secret, previousExpireAt) =>
-      run(() =>
+      run((sql) =>
         hidingSecrets(endpointState.addEndpointSecret(sql, id, secret, epochMs(previousExpireAt)), [
           secret.secret,
         ]),
       ),
-    endpointHealth: (id, since) => run(() => endpointState.endpointHealth(sql, id, epochMs(since))),
+    endpointHealth: (id, since) => run((sql) => endpointState.endpointHealth(sql, id, epochMs(since))),
 
-    getMessage: (id) => run(() => audit.getMessage(sql, id)),
-    listMessages: (query) => run(() => audit.listMessages(sql, query)),
-    messageWindow: (after, size) => run(() => audit.messageWindow(sql, after, size)),
-    listDeliveries: (messageId) => run(() => audit.listDeliveries(sql, messageId)),
-    listAttempts: (messageId) => run(() => audit.listAttempts(sql, messageId)),
-    listDeadLetters: (query) => run(() => audit.listDeadLetters(sql, query)),
-    recentAttempts: (query) => run(() => recentAttempts(sql, query)),
-    stats: (query) => run(() => stats(sql, query)),
-    countDeliveries: (endpointId) => run(() => audit.countDeliveries(sql, endpointId)),
+    getMessage: (id) => run((sql) => audit.getMessage(sql, id)),
+    listMessages: (query) => run((sql) => audit.listMessages(sql, query)),
+    messageWindow: (after, size) => run((sql) => audit.messageWindow(sql, after, size)),
+    listDeliveries: (messageId) => run((sql) => audit.listDeliveries(sql, messageId)),
+    listAttempts: (messageId) => run((sql) => audit.listAttempts(sql, messageId)),
+    listDeadLetters: (query) => run((sql) => audit.listDeadLetters(sql, query)),
+    recentAttempts: (query) => run((sql) => recentAttempts(sql, query)),
+    stats: (query) => run((sql) => stats(sql, query)),
+    countDeliveries: (endpointId) => run((sql) => audit.countDeliveries(sql, endpointId)),
 
-    findReplayable: (selector, limit) => run(() => replay.findReplayable(sql, selector, limit)),
-    resetDeliveries: (resets, now) => run(() => replay.resetDeliveries(sql, resets, epochMs(now))),
+    findReplayable: (selector, limit) => run((sql) => replay.findReplayable(sql, selector, limit)),
+    resetDeliveries: (resets, now) => run((sql) => replay.resetDeliveries(sql, resets, epochMs(now))),
     pruneFinished: (request) =>
-      run(() => pruneFinished(sql, { ...request, finishedBefore: epochMs(request.finishedBefore) })),
+      run((sql) => pruneFinished(sql, { ...request, finishedBefore: epochMs(request.finishedBefore) })),
     pruneHealth: (request) =>
-      run(() => pruneHealth(sql, { ...request, startedBefore: epochMs(request.startedBefore) })),
+      run((sql) => pruneHealth(sql, { ...request, startedBefore: epochMs(request.startedBefore) })),
 
-    // postgres.js keeps one dedicated LISTEN connection per pool and re-listens after reconnecting.
-    subscribe: async (onWake) => {
-      const listener = listenSql();
-      if (listener === undefined) return async () => {};
-      const { unlisten } = await listener
-        .listen(WAKE_CHANNEL, () => onWake())
-        .catch((error: unknown) => {
-          throw asConnectionError(error, listener);
-        });
-      const stop = async () => {
-        if (listeners.delete(stop)) await unlisten();
+    subscribe: async (onWake, onLost) => {
+      const like = listenLike();
+      if (like === undefined) return async () => {};
+      const listener = listenForWakeups(like, WAKE_CHANNEL, onWake, (error) => {
+        listeners.delete(listener);
+        onLost?.(error);
+      });
+      listeners.add(listener);
+      try {
+        await listener.ready;
+      } catch (error) {
+        listeners.delete(listener);
+        throw error;
+      }
+      return async () => {
+        if (listeners.delete(listener)) await listener.stop();
       };
-      listeners.add(stop);
-      return stop;
     },
+    reset: () => pool.replace(),
     close: async () => {
-      await Promise.all([...listeners].map((stop) => stop()));
-      await listenPool?.end({ timeout: 5 });
-      if (owned) await sql.end({ timeout: 5 });
+      await Promise.all([...listeners].map((listener) => listener.stop()));
+      listeners.clear();
+      await listenUrlPool?.end({ timeout: 0 });
+      await pool.end();
     },
   };
 }

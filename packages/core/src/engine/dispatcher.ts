@@ -3,6 +3,7 @@ import { type Duration, toMs } from "../duration.js";
 import type { EndpointCache } from "./endpoint-cache.js";
 import { type ClaimShare, claimWork, isLimited, limitedClaim, limitedEndpoints } from "./claim-work.js";
 import { Pipeline } from "./pipeline.js";
+import { LOST_WAKEUPS_POLL_MS } from "./wakeups.js";
 import { type BatchContext, type BatchSummary, emptySummary, processBatch } from "./process-batch.js";
 
 /** Options of `postel.drain()`. */
@@ -34,6 +35,7 @@ export class Dispatcher {
   #pipeline: Promise<void> | null = null;
   #sleepers = new Set<() => void>();
   #wakeRequested = false;
+  #pollFast = false;
 
   constructor(private readonly ctx: DispatcherContext) {}
 
@@ -48,6 +50,10 @@ export class Dispatcher {
     const pipeline = new Pipeline(this.ctx, {
       running: () => this.#running,
       sleep: (ms) => this.#sleep(this.ctx.clock, ms),
+      pollIntervalMs: () =>
+        this.#pollFast
+          ? Math.min(LOST_WAKEUPS_POLL_MS, this.ctx.config.workers.pollIntervalMs)
+          : this.ctx.config.workers.pollIntervalMs,
     });
     this.#pipeline = pipeline.run();
   }
@@ -59,6 +65,16 @@ export class Dispatcher {
     this.wake();
     await this.#pipeline;
     this.#pipeline = null;
+  }
+
+  /**
+   * While wake-ups from other processes are lost (`fast`), the idle pipeline looks for work every
+   * `LOST_WAKEUPS_POLL_MS` instead of every `workers.pollInterval`.
+   */
+  pollFast(fast: boolean): void {
+    if (this.#pollFast === fast) return;
+    this.#pollFast = fast;
+    if (fast) this.wake();
   }
 
   /** Wakes the idle pipeline now (a local `send()` or a cross-process notification). */

@@ -1,4 +1,5 @@
 import type { TimerHandle } from "../clock.js";
+import { isStorageOutage } from "../errors.js";
 import type { ClaimedDelivery } from "../storage/records.js";
 import {
   type ClaimedWork,
@@ -23,6 +24,9 @@ import {
 } from "./process-batch.js";
 
 const MAX_ERROR_BACKOFF_MS = 30_000;
+// Probing a database that is away (STORAGE_UNAVAILABLE, STORAGE_TIMEOUT): from 100 ms, doubling to 500 ms.
+const OUTAGE_PROBE_MIN_MS = 100;
+const OUTAGE_PROBE_MAX_MS = 500;
 const MAX_FLUSH = 500;
 // How long a finished delivery's outcome may wait for others to share its write.
 const LINGER_MS = 10;
@@ -39,6 +43,8 @@ type PoolShare = ClaimShare & {
 export interface PipelineControl {
   running(): boolean;
   sleep(ms: number): Promise<void>;
+  /** How long the idle pipeline waits before looking for work again. */
+  pollIntervalMs(): number;
 }
 
 /**
@@ -103,7 +109,8 @@ export class Pipeline {
   }
 
   async #fill(): Promise<void> {
-    const { batchSize, pollIntervalMs } = this.ctx.config.workers;
+    const { batchSize } = this.ctx.config.workers;
+    const pollIntervalMs = this.control.pollIntervalMs();
     const budget = this.#budget.value;
     const inFlight = this.#fair.inFlight;
     // A delivery holds its slot until its outcome is written, not just until its answer: what a
@@ -318,11 +325,14 @@ export class Pipeline {
 
   async #backOff(error: unknown, context: string): Promise<void> {
     this.ctx.events.emit("error", { error, context });
-    // Repeated failures (e.g. the database restarting) back off up to 30 s.
-    this.#errorBackoff = Math.min(
-      MAX_ERROR_BACKOFF_MS,
-      Math.max(this.ctx.config.workers.pollIntervalMs, this.#errorBackoff * 2),
-    );
+    // While the database is unusable (restarting, failing over, on a standby), probe often: each try
+    // is cheap (a refused connect or a read-only error), and delivery resumes within a probe of the
+    // new primary taking writes. Other failures back off up to 30 s.
+    const outage = isStorageOutage(error);
+    const first = this.ctx.config.workers.pollIntervalMs;
+    this.#errorBackoff = outage
+      ? Math.min(OUTAGE_PROBE_MAX_MS, Math.max(Math.min(first, OUTAGE_PROBE_MIN_MS), this.#errorBackoff * 2))
+      : Math.min(MAX_ERROR_BACKOFF_MS, Math.max(first, this.#errorBackoff * 2));
     await this.control.sleep(this.#errorBackoff);
   }
 }

@@ -539,8 +539,19 @@ export interface HealthPruneRequest {
 export interface StorageLifecycle {
   /** Create or upgrade the schema. Safe to call concurrently from several processes. */
   migrate?(): Promise<void>;
-  /** Called when another process enqueues work (e.g. Postgres LISTEN). Returns an unsubscribe. */
-  subscribe?(onWake: () => void): Promise<() => Promise<void>>;
+  /**
+   * Calls `onWake` when another process enqueues work (e.g. Postgres LISTEN). Resolves, with an
+   * unsubscribe, once wake-ups flow (the LISTEN took effect on a writable primary), and rejects when
+   * they cannot. `onLost` is called once if they stop later (the listening connection closed): the
+   * workers poll at a short interval meanwhile and subscribe again.
+   */
+  subscribe?(onWake: () => void, onLost?: (error: unknown) => void): Promise<() => Promise<void>>;
+  /**
+   * Drops every connection the storage opened itself and opens new ones on next use; calls still in
+   * flight on the old ones fail. The workers call it when a storage call missed its deadline (a
+   * connection that will never answer). A storage on the app's own pool leaves that pool alone.
+   */
+  reset?(): Promise<void>;
   /** Release connections Postel opened itself (never the user's own pool). */
   close(): Promise<void>;
 }

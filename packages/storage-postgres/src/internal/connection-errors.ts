@@ -43,6 +43,14 @@ const REASONS: Record<string, [reason: string, fix: string]> = {
     "the server has no connection slots left",
     "Lower your pools' `max`, or raise the server's max_connections.",
   ],
+  // A hot standby (or a primary being demoted) answers writes, FOR UPDATE and LISTEN with 25006.
+  "25006": [
+    "connected to a read-only server, a standby?",
+    "Postel treats the session as lost: it drops the connections it opened and reconnects. Point the " +
+      "connection at the primary: list every host with target_session_attrs=primary " +
+      "(postgres://h1,h2/app?target_session_attrs=primary), or use an address that follows the primary. " +
+      "A pool of your own ({ sql } or { db }) must be reconnected by you.",
+  ],
 };
 
 // The connection was lost mid-use (a restart, a network blip, an idle connection killed): postgres.js
@@ -50,6 +58,26 @@ const REASONS: Record<string, [reason: string, fix: string]> = {
 const LOST = new Set(["ECONNRESET", "EPIPE", "CONNECTION_CLOSED", "CONNECTION_DESTROYED"]);
 const LOST_FIX =
   "Postel's workers retry by themselves; if it lasts, check that the server is up and reachable.";
+
+/**
+ * Whether `error` ended the session that ran the query: the socket closed or reset, postgres.js
+ * destroyed the connection, or the server sent a FATAL error before closing it (an administrator's
+ * `pg_terminate_backend`, a shutdown). A statement sent on it may or may not have committed.
+ */
+export function isSessionLost(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { code, severity } = error as { code?: unknown; severity?: unknown };
+  if (isPostelError(error)) {
+    // Postel's own wrapping of such a failure keeps the driver's error as its cause.
+    return code === "STORAGE_UNAVAILABLE" && isSessionLost((error as { cause?: unknown }).cause);
+  }
+  return (typeof code === "string" && LOST.has(code)) || severity === "FATAL" || severity === "PANIC";
+}
+
+/** Whether the server answered read-only (SQLSTATE 25006): the session is on a standby, not the primary. */
+export function isReadOnlyServer(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "25006";
+}
 
 /**
  * Rethrows a failure to reach the database (refused, unresolvable, timed out, login or database

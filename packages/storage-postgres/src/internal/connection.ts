@@ -21,6 +21,8 @@ export type PostgresConnection = { url: string } | { sql: Sql } | { db: Postgres
 export interface ResolvedConnection {
   sql: Sql;
   owned: boolean;
+  /** Opens another pool like `sql` (Postel's own pool only): to replace one whose sessions were lost. */
+  reopen?: () => Sql;
 }
 
 /**
@@ -38,8 +40,21 @@ export function resolveConnection(
   if (issues.length === 0) {
     if ("url" in connection) {
       try {
+        const url = connection.url;
         // Postel's own pool: quiet notices such as "relation already exists, skipping".
-        resolved = { sql: postgres(connection.url, { onnotice: () => {}, ...poolOptions }), owned: true };
+        const options: postgres.Options<Record<string, postgres.PostgresType>> = {
+          onnotice: () => {},
+          ...poolOptions,
+        };
+        let sql = postgres(url, options);
+        if (sql.options.host.length > 1 && sql.options.target_session_attrs !== "primary") {
+          // Several hosts: only the primary will do. postgres.js checks `read-write` by the
+          // default_transaction_read_only a hot standby reports as off, and without any attrs takes
+          // whichever host answers first.
+          options.target_session_attrs = "primary";
+          sql = postgres(url, options);
+        }
+        resolved = { sql, owned: true, reopen: () => postgres(url, options) };
       } catch {
         // The driver's error repeats the URL, password included: it is not kept as the cause.
         issues.push({

@@ -1,5 +1,7 @@
-import type { NewMessage } from "@postel/core";
+import { type NewMessage, StorageUnavailableError } from "@postel/core";
 import type { Sql } from "postgres";
+import { isSessionLost } from "../internal/connection-errors.js";
+import type { QueryPool } from "../internal/query-pool.js";
 import { asJson, epochMs } from "../internal/rows.js";
 import { WAKE_CHANNEL } from "./enqueue.js";
 
@@ -17,8 +19,14 @@ const MAX_ROWS = 250;
  * INSERT that meets a key held by an open transaction waits for it, and must not make unrelated sends
  * wait too. If a batch fails (a duplicate id, any error), each of its messages is retried alone
  * through `one`, which gives it exactly the answer or the error it would have had by itself.
+ *
+ * A session lost while an INSERT ran (a failover, a cut) leaves its commit unknown. The message is
+ * then inserted once more, alone, on a new session: the ids are Postel's own, so meeting its own id
+ * there means the first commit happened, and anything else is the definite answer. Only when that
+ * second try fails too is the caller told the outcome is unknown (`StorageUnavailableError` with
+ * `ambiguous: true`, advising an `idempotencyKey`), never that its input was bad.
  */
-export function createEnqueueBatcher(sql: Sql, one: EnqueueOne): EnqueueOne {
+export function createEnqueueBatcher(pool: QueryPool, one: EnqueueOne): EnqueueOne {
   let pending: { message: NewMessage; settle: (result: Promise<{ id: string; reused: boolean }>) => void }[] =
     [];
 
@@ -30,33 +38,78 @@ export function createEnqueueBatcher(sql: Sql, one: EnqueueOne): EnqueueOne {
     }
   };
 
+  const alone = async (message: NewMessage) => {
+    try {
+      return await one(message);
+    } catch (error) {
+      if (!isSessionLost(error)) throw error;
+      return again(message, error);
+    }
+  };
+
+  const again = async (message: NewMessage, lost: unknown) => {
+    try {
+      return await one(message);
+    } catch (error) {
+      if (isOwnMessage(error, message.id)) return { id: message.id, reused: false };
+      throw new StorageUnavailableError(
+        `The connection to PostgreSQL was lost while message ${message.id} was being stored, and Postel ` +
+          "could not check afterwards whether its commit happened: it may or may not have been stored. " +
+          "Send it again with an idempotencyKey (the same key both times), so that a second send cannot " +
+          "store it twice.",
+        { cause: error ?? lost, ambiguous: true },
+      );
+    }
+  };
+
   async function insertBatch(batch: typeof pending): Promise<void> {
     if (batch.length === 1) {
       const [only] = batch;
-      only!.settle(one(only!.message));
+      only!.settle(alone(only!.message));
       return;
     }
     let inserted = new Set<string>();
+    let failure: unknown;
     try {
-      inserted = await insertRows(
-        sql,
-        batch.map(({ message }) => message),
+      inserted = await pool.run((sql) =>
+        insertRows(
+          sql,
+          batch.map(({ message }) => message),
+        ),
       );
-    } catch {
+    } catch (error) {
       // e.g. a duplicate id: the one-by-one path reports it to its caller alone.
+      failure = error;
     }
+    const lost = failure !== undefined && isSessionLost(failure);
     for (const { message, settle } of batch) {
-      settle(inserted.has(message.id) ? Promise.resolve({ id: message.id, reused: false }) : one(message));
+      settle(
+        inserted.has(message.id)
+          ? Promise.resolve({ id: message.id, reused: false })
+          : lost
+            ? again(message, failure)
+            : alone(message),
+      );
     }
   }
 
   return (message) =>
     message.idempotencyKey !== null
-      ? one(message)
+      ? alone(message)
       : new Promise((resolve, reject) => {
           if (pending.length === 0) setImmediate(flush);
           pending.push({ message, settle: (result) => result.then(resolve, reject) });
         });
+}
+
+/** A message's own id met again: an earlier try of this very send committed. */
+function isOwnMessage(error: unknown, id: string): boolean {
+  const pg = error as { code?: unknown; constraint_name?: unknown; detail?: unknown } | null;
+  return (
+    pg?.code === "23505" &&
+    pg.constraint_name === "messages_pkey" &&
+    (typeof pg.detail !== "string" || pg.detail.includes(`(${id})`))
+  );
 }
 
 async function insertRows(sql: Sql, messages: NewMessage[]): Promise<Set<string>> {
