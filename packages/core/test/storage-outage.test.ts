@@ -46,7 +46,9 @@ test("a storage call that never settles fails with STORAGE_TIMEOUT after half a 
   expect(errors).toEqual([]);
   await run(h, 3_000, () => h.receiver.requests.length > 0);
   expect(errors[0]).toMatchObject({ context: "claiming work", code: "STORAGE_TIMEOUT" });
-  expect(errors[0]?.message).toMatch(/claimFanout\(\) did not settle within 5000 ms \(half the workers' lease\)/);
+  expect(errors[0]?.message).toMatch(
+    /claimFanout\(\) did not settle within 5000 ms \(half the workers' lease\)/,
+  );
   expect(resets).toBe(1);
   expect(h.receiver.requests).toHaveLength(1);
 });
@@ -116,7 +118,9 @@ test("lost wake-ups are reported once; the workers poll every 100 ms and subscri
     {
       context: "listening for wake-ups",
       code: "STORAGE_UNAVAILABLE",
-      message: expect.stringMatching(/Wake-ups from other processes stopped \(the LISTEN connection closed\)/),
+      message: expect.stringMatching(
+        /Wake-ups from other processes stopped \(the LISTEN connection closed\)/,
+      ),
     },
   ]);
   claims = 0;

@@ -45,7 +45,7 @@ interface Worker {
 }
 
 /** A Postel worker on a pool of its own (`{ url }`), started. */
-async function startWorker(url: string, pollInterval = "100ms"): Promise<Worker> {
+async function startWorker(url: string, pollInterval: "100ms" | "1h" = "100ms"): Promise<Worker> {
   const postel = Postel({
     outbound: {
       storage: PostgresStorage({ url }, { migrate: false }),
@@ -66,7 +66,11 @@ async function startWorker(url: string, pollInterval = "100ms"): Promise<Worker>
 }
 
 async function delivered(ids: string[], timeoutMs = 20_000): Promise<void> {
-  await eventually(`${ids.length} messages were delivered`, () => ids.every((id) => receiver.delivered.has(id)), timeoutMs);
+  await eventually(
+    `${ids.length} messages were delivered`,
+    () => ids.every((id) => receiver.delivered.has(id)),
+    timeoutMs,
+  );
 }
 
 async function terminateSessions(applicationName: string): Promise<number> {
@@ -105,10 +109,17 @@ test("sessions that answer read-only (a standby) are dropped: the workers reconn
   expect(worker.errors.find((e) => /read-only server/.test(e.message))?.code).toBe("STORAGE_UNAVAILABLE");
 
   // send() on a read-only session is STORAGE_UNAVAILABLE too, never the driver's raw 25006.
-  const sender = Postel({ outbound: { storage: PostgresStorage({ url: urlOf("standby-sender", false) }, { migrate: false }) } });
+  const sender = Postel({
+    outbound: { storage: PostgresStorage({ url: urlOf("standby-sender", false) }, { migrate: false }) },
+  });
   running.push(sender);
-  const refused = await sender.outbound.send({ type: "order.created", data: {} }).catch((error: unknown) => error);
-  expect(refused).toMatchObject({ code: "STORAGE_UNAVAILABLE", message: expect.stringMatching(/read-only server/) });
+  const refused = await sender.outbound
+    .send({ type: "order.created", data: {} })
+    .catch((error: unknown) => error);
+  expect(refused).toMatchObject({
+    code: "STORAGE_UNAVAILABLE",
+    message: expect.stringMatching(/read-only server/),
+  });
 
   await admin.unsafe(`ALTER DATABASE ${name} RESET default_transaction_read_only`);
   const ids = await outbox.send(20);

@@ -39,7 +39,9 @@ export function ownedPool(first: Sql, open: () => Sql): QueryPool {
     replacing ??= (async () => {
       const old = current;
       current = { sql: open(), calls: new Set() };
-      await old.sql.end({ timeout: 0 }).catch(() => {});
+      // The calls still running on the old pool fail now, whatever postgres.js makes of them: a lost
+      // session's may never settle, and the rest retry on the new pool (writes are fenced by leases,
+      // and a send resolves its commit by its id).
       const dropped = asConnectionError(
         Object.assign(new Error("Postel replaced its connections while this call ran"), {
           code: "CONNECTION_DESTROYED",
@@ -48,6 +50,10 @@ export function ownedPool(first: Sql, open: () => Sql): QueryPool {
       );
       for (const reject of old.calls) reject(dropped);
       old.calls.clear();
+      // Ended, not destroyed at once: postgres.js 3.4 rejects the array-type lookup of a connection
+      // destroyed while it is being opened with nobody to catch it (an unhandled rejection). A second
+      // is plenty for a healthy session to finish; a dead one is destroyed then.
+      await old.sql.end({ timeout: 1 }).catch(() => {});
     })().finally(() => {
       replacing = null;
     });
@@ -65,10 +71,12 @@ export function ownedPool(first: Sql, open: () => Sql): QueryPool {
         generation.calls.add(reject);
         call(generation.sql)
           .then(resolve, (error: unknown) => {
+            // Its own error, not the one replace() gives the calls it drops.
+            reject(error);
+            generation.calls.delete(reject);
             // The first failure of a session on this pool replaces it; later ones (its other calls,
             // dropped with it) must not replace the new pool.
             if (generation === current && (isSessionLost(error) || isReadOnlyServer(error))) void replace();
-            reject(error);
           })
           .finally(() => generation.calls.delete(reject));
       });
