@@ -72,17 +72,13 @@ export function PostgresStorage(
   connection: PostgresConnection,
   options: PostgresStorageOptions = {},
 ): PostgresStorageInstance {
-  const {
-    sql: first,
-    owned,
-    reopen,
-  } = resolveConnection(
+  const { sql: first, owned } = resolveConnection(
     connection,
     "PostgresStorage",
     optionIssues(options, connection),
     options.prepare === undefined ? {} : { prepare: options.prepare },
   );
-  const pool = owned && reopen ? ownedPool(first, reopen) : sharedPool(first);
+  const pool = owned ? ownedPool(first) : sharedPool(first);
   // What LISTEN connections are opened like: the storage's own pool, or `listen.url`'s.
   let listenUrlPool: Sql | undefined;
   const listenLike = (): Sql | undefined => {

@@ -21,8 +21,6 @@ export type PostgresConnection = { url: string } | { sql: Sql } | { db: Postgres
 export interface ResolvedConnection {
   sql: Sql;
   owned: boolean;
-  /** Opens another pool like `sql` (Postel's own pool only): to replace one whose sessions were lost. */
-  reopen?: () => Sql;
 }
 
 /**
@@ -44,6 +42,7 @@ export function resolveConnection(
         // Postel's own pool: quiet notices such as "relation already exists, skipping".
         const options: postgres.Options<Record<string, postgres.PostgresType>> = {
           onnotice: () => {},
+          backoff: reconnectDelay,
           ...poolOptions,
         };
         let sql = postgres(url, options);
@@ -54,7 +53,7 @@ export function resolveConnection(
           options.target_session_attrs = "primary";
           sql = postgres(url, options);
         }
-        resolved = { sql, owned: true, reopen: () => postgres(url, options) };
+        resolved = { sql, owned: true };
       } catch {
         // The driver's error repeats the URL, password included: it is not kept as the cause.
         issues.push({
@@ -68,6 +67,16 @@ export function resolveConnection(
   }
   if (resolved === undefined) throw new ConfigurationError(issues, `${factory} options`);
   return resolved;
+}
+
+/**
+ * Seconds a connection of Postel's own pool waits before reconnecting, after `retries` failed tries
+ * in a row across the pool: 25 ms doubling to half a second. postgres.js's default grows to 20 s, and
+ * its count only resets on a successful connection, so after ten seconds of a failover every
+ * connection waited up to 20 s more once the new primary took writes.
+ */
+export function reconnectDelay(retries: number): number {
+  return Math.min(0.025 * 2 ** retries, 0.5);
 }
 
 /** Throws `ConfigurationError` unless `sql` is a postgres.js pool (for the standalone `migrate(sql)`). */

@@ -1,4 +1,4 @@
-import type { Sql } from "postgres";
+import postgres, { type Sql } from "postgres";
 import { asConnectionError, isReadOnlyServer, isSessionLost } from "./connection-errors.js";
 
 /**
@@ -13,35 +13,65 @@ export interface QueryPool {
   /** Whether Postel opened this pool (and so may replace and end it). */
   readonly owned: boolean;
   /**
-   * Runs `call` on the current pool. If that pool is replaced before `call` settles, the call fails
-   * with `StorageUnavailableError` at once: whatever postgres.js still holds on its destroyed
-   * connections would never settle.
+   * Runs `call` on the current pool. If that pool is replaced and `call` has not settled once the old
+   * pool has ended (250 ms after a lost session, 2 s after a read-only one), it fails with
+   * `StorageUnavailableError`: whatever postgres.js still holds on destroyed connections never settles.
    */
   run<T>(call: (sql: Sql) => Promise<T>): Promise<T>;
-  /** Destroys the current pool's connections and opens a new pool for later calls (own pool only). */
+  /**
+   * Opens a new pool for later calls and ends the current one, its calls failing if they have not
+   * settled within 250 ms (own pool only). Resolves when the old pool has ended.
+   */
   replace(): Promise<void>;
   /** Ends the pool if Postel owns it (waiting up to 5 s for queries in flight). */
   end(): Promise<void>;
 }
 
+// How long an old pool's calls get to settle on their own after it was replaced, in seconds.
+const LOST_GRACE_S = 0.25;
+const READ_ONLY_GRACE_S = 2;
+// A pool replaced after a failure is at least this old (in ms): at most one new pool a second.
+const MIN_POOL_LIFE_MS = 1_000;
+
 interface Generation {
   sql: Sql;
+  /** When it became the current pool (`performance.now()`). */
+  openedAt: number;
   /** Rejecters of the calls running on this pool. */
   calls: Set<(error: unknown) => void>;
 }
 
-/** A pool of Postel's own, `first`, remade by `open` when replaced. */
-export function ownedPool(first: Sql, open: () => Sql): QueryPool {
-  let current: Generation = { sql: first, calls: new Set() };
-  let replacing: Promise<void> | null = null;
+/** A pool of Postel's own, `first`, remade like it when replaced. */
+export function ownedPool(first: Sql): QueryPool {
+  let current: Generation = { sql: first, calls: new Set(), openedAt: Number.NEGATIVE_INFINITY };
+  let typesKnown = false;
+  // postgres.js looks the array types up on every new connection (fetch_types), and a connection
+  // lost during that lookup rejects it with nobody to catch it: an unhandled rejection, which ends a
+  // Node process. A failover is exactly when connections are lost while opening. Once the pool has
+  // the types, its later connections (and the pools that replace it, which share its parsed options
+  // and so its types) skip the lookup.
+  const learnTypes = (sql: Sql) => {
+    const shared = (sql.options as { shared?: { typeArrayMap?: object } }).shared;
+    if (shared?.typeArrayMap && Object.keys(shared.typeArrayMap).length > 0) {
+      sql.options.fetch_types = false;
+      typesKnown = true;
+    }
+  };
+  const open = (like: Sql): Sql =>
+    postgres({ ...(like.options as unknown as postgres.Options<Record<string, postgres.PostgresType>>) });
+  const ending = new Set<Promise<void>>();
 
-  const replace = (): Promise<void> => {
-    replacing ??= (async () => {
-      const old = current;
-      current = { sql: open(), calls: new Set() };
-      // The calls still running on the old pool fail now, whatever postgres.js makes of them: a lost
-      // session's may never settle, and the rest retry on the new pool (writes are fenced by leases,
-      // and a send resolves its commit by its id).
+  /**
+   * Swaps in a new pool at once and ends the old one within `graceSeconds`: a call already on a
+   * healthy session of the old pool (a claim that committed, say) keeps its result rather than
+   * leaving its leases to expire. What postgres.js has not settled once it destroyed the old
+   * connections never will be, and fails.
+   */
+  const replace = (graceSeconds: number): Promise<void> => {
+    const old = current;
+    current = { sql: open(old.sql), calls: new Set(), openedAt: performance.now() };
+    const ended = (async () => {
+      await old.sql.end({ timeout: graceSeconds }).catch(() => {});
       const dropped = asConnectionError(
         Object.assign(new Error("Postel replaced its connections while this call ran"), {
           code: "CONNECTION_DESTROYED",
@@ -50,14 +80,24 @@ export function ownedPool(first: Sql, open: () => Sql): QueryPool {
       );
       for (const reject of old.calls) reject(dropped);
       old.calls.clear();
-      // Ended, not destroyed at once: postgres.js 3.4 rejects the array-type lookup of a connection
-      // destroyed while it is being opened with nobody to catch it (an unhandled rejection). A second
-      // is plenty for a healthy session to finish; a dead one is destroyed then.
-      await old.sql.end({ timeout: 1 }).catch(() => {});
-    })().finally(() => {
-      replacing = null;
-    });
-    return replacing;
+    })();
+    ending.add(ended);
+    void ended.finally(() => ending.delete(ended));
+    return ended;
+  };
+  const replaceAfter = (error: unknown) => {
+    const lost = isSessionLost(error);
+    if (!lost && !isReadOnlyServer(error)) return;
+    // Not more than once a second: while a promoted standby still answers read-only (pg_auto_failover
+    // keeps it so until the monitor confirms it), every new session does, and a new pool per failure would
+    // flood the server with connections (each old pool keeps its own until it has ended). Wall time,
+    // not Postel's clock: this paces sockets, not schedules.
+    const now = performance.now();
+    if (now - current.openedAt < MIN_POOL_LIFE_MS) return;
+    // A lost session's calls are on dead connections: a quarter of a second for the healthy ones.
+    // A read-only session answers, and so do the calls on it (reads succeed, writes fail at once), and
+    // one still connecting may reach the primary: they settle by themselves, if given time.
+    void replace(lost ? LOST_GRACE_S : READ_ONLY_GRACE_S);
   };
 
   return {
@@ -70,20 +110,26 @@ export function ownedPool(first: Sql, open: () => Sql): QueryPool {
       return new Promise<T>((resolve, reject) => {
         generation.calls.add(reject);
         call(generation.sql)
-          .then(resolve, (error: unknown) => {
-            // Its own error, not the one replace() gives the calls it drops.
-            reject(error);
-            generation.calls.delete(reject);
-            // The first failure of a session on this pool replaces it; later ones (its other calls,
-            // dropped with it) must not replace the new pool.
-            if (generation === current && (isSessionLost(error) || isReadOnlyServer(error))) void replace();
-          })
+          .then(
+            (value) => {
+              if (!typesKnown) learnTypes(generation.sql);
+              resolve(value);
+            },
+            (error: unknown) => {
+              // Its own error, not the one replace() gives the calls it drops.
+              reject(error);
+              generation.calls.delete(reject);
+              // The first failure of a session on this pool replaces it; later ones (its other calls,
+              // dropped with it) must not replace the new pool.
+              if (generation === current) replaceAfter(error);
+            },
+          )
           .finally(() => generation.calls.delete(reject));
       });
     },
-    replace,
+    replace: () => replace(LOST_GRACE_S),
     end: async () => {
-      await replacing;
+      await Promise.all(ending);
       await current.sql.end({ timeout: 5 });
     },
   };

@@ -1,4 +1,5 @@
 import postgres, { type Sql } from "postgres";
+import { reconnectDelay } from "./connection.js";
 import { asConnectionError } from "./connection-errors.js";
 
 /** A LISTEN of the storage's, and how to end it. */
@@ -29,6 +30,7 @@ export function listenForWakeups(
     ...(options as unknown as postgres.Options<Record<string, postgres.PostgresType>>),
     // The same choice of host as Postel's own pool: with several hosts, only the primary takes LISTEN.
     ...(options.host.length > 1 ? { target_session_attrs: "primary" as const } : {}),
+    backoff: reconnectDelay,
     max: 1,
     idle_timeout: null,
     max_lifetime: null,

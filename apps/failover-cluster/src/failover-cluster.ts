@@ -11,9 +11,9 @@
  *
  * On the monitor (GUCs in its postgresql.auto.conf, in place before its first start; checked after it):
  * - `pgautofailover.health_check_period` 5000 → 1000 ms: how often the monitor connects to each node.
- * - `pgautofailover.health_check_timeout` 5000 → 2000 ms: the health check's connect timeout (libpq
- *   rounds anything under 2 s up to 2 s). A stopped or killed node refuses at once; this only bounds a
- *   hung one.
+ * - `pgautofailover.health_check_timeout` 5000 → 2000 ms: how long a health check's connection attempt
+ *   may take. A stopped or killed node refuses at once, so this only bounds a hung one; 2 s stays well
+ *   above what a connection takes at load average 10.
  * - `pgautofailover.health_check_max_retries` 2 → 1 and `health_check_retry_delay` 2000 → 500 ms: one
  *   retry, half a second later, before a node is marked unhealthy.
  * - `pgautofailover.node_considered_unhealthy_timeout` 20000 → 2000 ms: how long the keeper must also
@@ -22,8 +22,8 @@
  * - `pgautofailover.primary_demote_timeout` 30000 → 3000 ms: after the standby has stopped replicating,
  *   how long the monitor waits for the old primary to report itself demoted before it promotes the
  *   standby for writes. A stopped or killed primary never reports, so every failover waits this long.
- *   Kept above the keepers' network_partition_timeout (2 s), as pg_auto_failover requires: an isolated
- *   primary demotes itself before the monitor lets the standby take writes.
+ *   Kept above the keepers' network_partition_timeout (2 s), as the defaults are (30 s > 20 s): a primary
+ *   cut off from the monitor and its standby has demoted itself before the standby takes writes.
  * - `pgautofailover.startup_grace_period` 10000 → 2000 ms: no failover within this long of the monitor's
  *   start; a scenario may strike as soon as the cluster is up.
  *
@@ -35,22 +35,25 @@
  *   in seconds. (`timeout.prepare_promotion_catchup` and `prepare_promotion_walreceiver` are unused by
  *   pg_autoctl 2.0, says `man pg_autoctl config set`; left alone.)
  *
- * With these, stop (or SIGKILL) → the standby commits a write: 4.8–5.2 s after a clean stop and 5.4–7.6 s
- * after SIGKILL on an idle 2-core machine (≈2 s to detect, 3 s demote timeout, ~1 s for the keepers to
- * act on the monitor's decisions), 6–9 s at load average 10. The old primary rejoins as a standby (pg_rewind)
- * and the pair is back to primary + synchronous secondary ~3–5 s later. Starting the cluster takes 12–15 s
- * idle, ~25 s at load average 10.
+ * Measured with these on a 2-core machine (test/failover-cluster.test.ts, 7 runs; load average 4–6 from
+ * other tests running meanwhile), from the strike to the first committed INSERT on the other node:
+ * 5.3–6.8 s after a clean stop, 5.2–7.2 s after SIGKILL (≈2 s to call the node unhealthy, the 3 s demote
+ * timeout, ~1 s for the keepers to act on the monitor's decisions). The old primary is back as a
+ * synchronous standby (pg_rewind, catching up) 3.2–6.0 s later. Starting the cluster takes 13–18 s. At
+ * load average 10–17 (ten busy loops besides, 6 runs): 6.3–8.2 s and 5.2–7.2 s, rejoins in 3.7–10.7 s,
+ * start in 27–42 s.
  *
  * Also set, on every instance: `unix_socket_directories` in the temp dir (not the system's
  * /var/run/postgresql) and `shared_buffers = 32MB` (pg_autoctl would size it from the machine's RAM,
  * 6 GB here, for each of the three instances). The monitor's `listen_addresses` is set to 127.0.0.1 with
  * `pg_autoctl config set` before its first run; during `pg_autoctl create monitor` it listens on `*`
- * for about a second, but its pg_hba.conf only admits 127.0.0.1 and ::1.
+ * for about a second, but its pg_hba.conf only admits loopback addresses.
  *
- * Every pg_autoctl process runs under a small Perl reaper (perl is a dependency of postgresql-common) that
- * is a child subreaper, so Postgres processes orphaned by a SIGKILL are reaped instead of lingering as
- * zombies, and that has PR_SET_PDEATHSIG: if the test process dies without close(), the keepers get
- * SIGTERM and stop their Postgres.
+ * Every pg_autoctl process runs under a small Perl reaper (perl is a dependency of postgresql-common). It
+ * is a child subreaper, so the Postgres processes that a SIGKILL orphans are reaped at once rather than
+ * left to PID 1 (which, in this VM, reaps only every few seconds, and in some containers never), and it
+ * has PR_SET_PDEATHSIG: if the test process dies without close(), the keepers get SIGTERM and stop their
+ * Postgres; the next startFailoverCluster removes the dir left behind.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import {
@@ -88,11 +91,13 @@ export interface FailoverNode {
 /** A monitor and two data nodes managed by pg_auto_failover. */
 export interface FailoverCluster {
   /**
-   * A multi-host URL over both nodes, e.g. `postgres://postgres@127.0.0.1:P1,127.0.0.1:P2/postel?target_session_attrs=read-write`.
-   * `read-write` (the default, as `pg_autoctl show uri` gives) skips a standby being promoted until the
-   * monitor confirms it (pg_auto_failover keeps it `default_transaction_read_only` until then);
-   * `primary` connects to it as soon as it is out of recovery; `any` leaves the parameter out
-   * (postgres.js refuses the literal `any`).
+   * A multi-host URL over both nodes, e.g. `postgres://postgres@127.0.0.1:P1,127.0.0.1:P2/postel?target_session_attrs=primary`.
+   * `primary` (the default; Postel's own multi-host pool uses it) skips a node in recovery. Beware
+   * `read-write` with postgres.js 3.4: it checks only `default_transaction_read_only`, which a hot
+   * standby reports `off`, and it tries the hosts round-robin, so a reconnection can land on the standby.
+   * (pg_auto_failover keeps a standby it is promoting `default_transaction_read_only = on` until the
+   * monitor confirms it: `primary` connects to it then and its writes fail with 25006 for those few
+   * seconds.) `any` leaves the parameter out (postgres.js refuses the literal `any`).
    */
   url(targetSessionAttrs?: "primary" | "read-write" | "any"): string;
   /** URL of one node alone (the cluster's database unless `database` is given). */
@@ -237,10 +242,7 @@ export async function startFailoverCluster(
   const database = options.database ?? "postel";
   if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error(`unsupported database name ${database}`);
   sweepStaleClusters();
-  const ports =
-    options.basePort === undefined
-      ? await freePorts(3)
-      : [options.basePort, options.basePort + 1, options.basePort + 2];
+  const ports = options.basePort === undefined ? await freePorts(3) : await freePorts(3, options.basePort);
   const cluster = new PgAutoFailoverCluster(ports as [number, number, number], database);
   try {
     await cluster.start();
@@ -286,24 +288,10 @@ class PgAutoFailoverCluster implements FailoverCluster {
     writeFileSync(join(this.dir, "owner.pid"), String(process.pid));
     writeFileSync(join(this.dir, "reaper.pl"), REAPER);
     const xdg = join(this.dir, "xdg");
-    for (const path of [
-      this.socketDir,
-      this.logDir,
-      join(xdg, "config"),
-      join(xdg, "data"),
-      join(xdg, "run"),
-    ]) {
-      mkdirSync(path, { recursive: true, mode: 0o700 });
-    }
-    for (const path of [
-      this.dir,
-      this.socketDir,
-      this.logDir,
-      xdg,
-      ...["config", "data", "run"].map((d) => join(xdg, d)),
-    ]) {
-      if (this.owner) chownSync(path, this.owner.uid, this.owner.gid);
-    }
+    const dirs = [this.socketDir, this.logDir, ...["config", "data", "run"].map((name) => join(xdg, name))];
+    for (const path of dirs) mkdirSync(path, { recursive: true, mode: 0o700 });
+    if (this.owner)
+      for (const path of [this.dir, xdg, ...dirs]) chownSync(path, this.owner.uid, this.owner.gid);
     // A clean environment: none of the test process's PG* variables, and pg_autoctl's config, state and
     // pid files (XDG_*) inside the temp dir instead of the postgres user's home and /tmp/pg_autoctl.
     this.env = {
@@ -350,7 +338,7 @@ class PgAutoFailoverCluster implements FailoverCluster {
       onnotice: () => {},
     });
     const monitor = this.monitorSql;
-    await this.until("the monitor accepts connections", 60_000, async () => {
+    await this.until("the monitor to accept connections", 60_000, async () => {
       this.assertRunning("monitor", this.monitorService);
       return (await monitor`SELECT 1`.then(() => true).catch(() => false)) || undefined;
     });
@@ -364,7 +352,7 @@ class PgAutoFailoverCluster implements FailoverCluster {
 
     await this.createNode(node1, 90_000);
     // node2's registration waits for node1 to run as a primary.
-    await this.until(`${node1.name} accepts connections`, 60_000, async () => {
+    await this.until(`${node1.name} to accept connections`, 60_000, async () => {
       this.assertRunning(node1.name, this.keepers.get(node1.name));
       return (
         (await this.query(node1, "postgres", "SELECT 1")
@@ -382,7 +370,7 @@ class PgAutoFailoverCluster implements FailoverCluster {
     );
   }
 
-  url(targetSessionAttrs: "primary" | "read-write" | "any" = "read-write"): string {
+  url(targetSessionAttrs: "primary" | "read-write" | "any" = "primary"): string {
     const hosts = this.nodes.map((node) => `127.0.0.1:${node.port}`).join(",");
     const query = targetSessionAttrs === "any" ? "" : `?target_session_attrs=${targetSessionAttrs}`;
     return `postgres://postgres@${hosts}/${this.database}${query}`;
@@ -439,7 +427,18 @@ class PgAutoFailoverCluster implements FailoverCluster {
           }
           return undefined;
         });
-        const written = (await Promise.all(attempts)).find((result) => result !== undefined);
+        // The first node to commit, without waiting for a slower attempt on the other one.
+        const written = await new Promise<{ node: FailoverNode; writableAt: number } | undefined>(
+          (resolve) => {
+            let pending = attempts.length;
+            for (const attempt of attempts) {
+              void attempt.then((result) => {
+                pending -= 1;
+                if (result || pending === 0) resolve(result);
+              });
+            }
+          },
+        );
         if (written) return written;
         await sleep(50);
       }
@@ -457,12 +456,11 @@ class PgAutoFailoverCluster implements FailoverCluster {
     const deadline = Date.now() + timeoutMs;
     // A strike's rejoin first: its error says more than "not healthy".
     for (const rejoin of [...this.rejoins.values()]) {
-      await Promise.race([
-        rejoin,
-        sleep(Math.max(0, deadline - Date.now())).then(() => {
-          throw new Error("a struck node was not restarted in time");
-        }),
-      ]);
+      if (!(await settlesWithin(rejoin, deadline - Date.now()))) {
+        throw new Error(
+          `a struck node was not restarted within ${timeoutMs / 1000} s\n${await this.diagnostics()}`,
+        );
+      }
     }
     await this.until(
       "a primary and a secondary (per the monitor)",
@@ -565,11 +563,11 @@ class PgAutoFailoverCluster implements FailoverCluster {
     const running = () => services.filter((service) => service.running);
     // SIGTERM, as `pg_autoctl stop` sends (the reaper forwards it): the keepers stop Postgres (fast).
     for (const service of running()) service.child.kill("SIGTERM");
-    await Promise.race([Promise.all(services.map((service) => service.exited)), sleep(30_000)]);
+    await settlesWithin(Promise.all(services.map((service) => service.exited)), 30_000);
     for (const service of running()) {
       for (const pid of descendants(service.child.pid!)) signal(pid, "SIGKILL");
     }
-    await Promise.race([Promise.all(services.map((service) => service.exited)), sleep(10_000)]);
+    await settlesWithin(Promise.all(services.map((service) => service.exited)), 10_000);
     for (const service of running()) service.child.kill("SIGKILL");
     killLeftovers(this.dir);
     rmSync(this.dir, { recursive: true, force: true, maxRetries: 3 });
@@ -624,7 +622,7 @@ class PgAutoFailoverCluster implements FailoverCluster {
   private rejoinAfterFailover(struck: FailoverNode): void {
     const rejoin = (async () => {
       // Restarted earlier, the keeper would find the monitor still counting on it as the primary.
-      await this.until(`the monitor promoting the node other than ${struck.name}`, 120_000, async () => {
+      await this.until(`the monitor to promote the node other than ${struck.name}`, 120_000, async () => {
         if (this.closed) return true;
         const states = await this.states().catch(() => undefined);
         const old = states?.find((s) => s.name === struck.name);
@@ -710,14 +708,16 @@ class PgAutoFailoverCluster implements FailoverCluster {
       const value = await probe();
       if (value !== undefined) return value;
       if (Date.now() > deadline) {
-        throw new Error(`no ${what} within ${timeoutMs / 1000} s\n${await this.diagnostics()}`);
+        throw new Error(
+          `gave up after ${timeoutMs / 1000} s waiting for ${what}\n${await this.diagnostics()}`,
+        );
       }
       await sleep(intervalMs);
     }
   }
 
   private async exitWithin(service: Service, timeoutMs: number, message: string): Promise<void> {
-    if (await Promise.race([service.exited.then(() => true), sleep(timeoutMs).then(() => false)])) return;
+    if (await settlesWithin(service.exited, timeoutMs)) return;
     throw new Error(`${message} within ${timeoutMs / 1000} s\n${await this.diagnostics()}`);
   }
 
@@ -744,10 +744,7 @@ class PgAutoFailoverCluster implements FailoverCluster {
   private async runCommand(log: string, command: string, args: string[], timeoutMs: number): Promise<void> {
     const service = this.spawnService(log, [command, ...args], true);
     this.oneShots.add(service);
-    const finished = await Promise.race([
-      service.exited.then(() => true),
-      sleep(timeoutMs).then(() => false),
-    ]);
+    const finished = await settlesWithin(service.exited, timeoutMs);
     if (!finished) for (const pid of descendants(service.child.pid!)) signal(pid, "SIGKILL");
     await service.exited;
     this.oneShots.delete(service);
@@ -783,17 +780,20 @@ class PgAutoFailoverCluster implements FailoverCluster {
       child,
       running: true,
       exitCode: null,
-      exited: new Promise((resolve) =>
+      exited: new Promise((resolve) => {
         child.once("exit", (code, signalName) => {
           service.running = false;
           service.exitCode = code ?? (signalName ? 128 : null);
           resolve();
-        }),
-      ),
+        });
+        // Not spawned at all (no perl, say): there will be no "exit".
+        child.once("error", (error) => {
+          service.running = false;
+          writeFileSync(join(this.logDir, `${log}.log`), `spawn failed: ${error.message}\n`, { flag: "a" });
+          resolve();
+        });
+      }),
     };
-    child.once("error", () => {
-      service.running = false;
-    });
     return service;
   }
 }
@@ -914,24 +914,49 @@ async function raced(promise: Promise<unknown>, ms: number): Promise<"ok" | "tim
   }
 }
 
+/** Whether `promise` resolved within `ms` (its rejection is thrown); the timer never outlives it. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise.then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(resolve, Math.max(0, ms), false);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** `count` distinct ports the OS calls free on 127.0.0.1 (held together, so they differ). */
-async function freePorts(count: number): Promise<number[]> {
+/**
+ * `count` distinct ports the OS calls free on 127.0.0.1 (held together, so they differ), or `base`,
+ * `base + 1`, … after checking they are free (pg_autoctl would retry a taken one for a minute).
+ */
+async function freePorts(count: number, base?: number): Promise<number[]> {
   const servers = Array.from({ length: count }, () => createServer());
   try {
     return await Promise.all(
       servers.map(
-        (server) =>
+        (server, index) =>
           new Promise<number>((resolve, reject) => {
-            server.once("error", reject);
-            server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port));
+            const wanted = base === undefined ? 0 : base + index;
+            server.once("error", (error) =>
+              reject(new Error(`port ${wanted} on 127.0.0.1: ${error.message}`)),
+            );
+            server.listen(wanted, "127.0.0.1", () => resolve((server.address() as { port: number }).port));
           }),
       ),
     );
   } finally {
-    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+    await Promise.all(
+      servers.map(
+        (server) => new Promise((resolve) => (server.listening ? server.close(resolve) : resolve(undefined))),
+      ),
+    );
   }
 }
