@@ -94,7 +94,7 @@ export async function createEndpoints(database: BenchDatabase, base: string, cou
 
 /** Creates the endpoints, in order, through Postel's API. */
 export async function createEndpointsAt(
-  database: BenchDatabase,
+  database: Pick<BenchDatabase, "sql">,
   endpoints: { url: string; types: string[] }[],
 ): Promise<void> {
   const storage = PostgresStorage({ sql: database.sql }, { migrate: false });

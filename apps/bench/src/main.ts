@@ -6,6 +6,7 @@ import { SERVER_URL } from "./database.js";
 import { type Scenario, scaleFor } from "./scenario.js";
 import { dashboard } from "./scenarios/dashboard.js";
 import { drain, fanout } from "./scenarios/drain.js";
+import { failover } from "./scenarios/failover.js";
 import { history } from "./scenarios/history.js";
 import { latency } from "./scenarios/latency.js";
 import { memory } from "./scenarios/memory.js";
@@ -46,6 +47,7 @@ const SCENARIOS: Scenario[] = [
   peers,
   telemetry,
   dashboard,
+  failover,
   sqliteDrain,
   sqliteSendLatency,
   sqliteSendBatch,

@@ -140,10 +140,15 @@ export interface SenderConfig {
   type?: string;
   /** On `stop`, keep sending until this many were sent (default: stop at once). */
   minCount?: number;
+  /** Count a failed `send()` and go on (a failover); by default a failure ends the sender. */
+  tolerateFailures?: boolean;
 }
 
 /** What the sender reports: per message id, when `send()` returned (the commit was acknowledged). */
-export type SenderReport = { type: "ready" } | { type: "sent"; commits: [string, number][] };
+export type SenderReport =
+  | { type: "ready" }
+  /** `failures`: sends that failed (only with `tolerateFailures`), by error code. */
+  | { type: "sent"; commits: [string, number][]; failures?: Record<string, number> };
 
 /** What the orchestrator tells the sender: start, or stop early (once `minCount` were sent). */
 export type SenderCommand = { type: "go" } | { type: "stop" };

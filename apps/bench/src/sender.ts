@@ -1,4 +1,4 @@
-import { Postel } from "@postel/core";
+import { isPostelError, Postel } from "@postel/core";
 import { PostgresStorage } from "@postel/storage-postgres";
 import {
   childConfig,
@@ -23,14 +23,21 @@ process.on("message", async (command: SenderCommand) => {
     return;
   }
   const commits: [string, number][] = [];
+  const failures: Record<string, number> = {};
   const type = config.type ?? "order.created";
   for (let i = 0; i < config.count; i++) {
     if (stopping && i >= (config.minCount ?? 0)) break;
-    const { id } = await postel.outbound.send({ type, data: { n: i } });
-    commits.push([id, preciseNow()]);
+    try {
+      const { id } = await postel.outbound.send({ type, data: { n: i } });
+      commits.push([id, preciseNow()]);
+    } catch (error) {
+      if (!config.tolerateFailures) throw error;
+      const code = isPostelError(error) ? error.code : "not a PostelError";
+      failures[code] = (failures[code] ?? 0) + 1;
+    }
     await new Promise((resolve) => setTimeout(resolve, config.intervalMs));
   }
-  report<SenderReport>({ type: "sent", commits });
+  report<SenderReport>({ type: "sent", commits, failures });
   await postel.close();
   process.disconnect();
 });

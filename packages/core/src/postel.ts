@@ -147,7 +147,7 @@ export function Postel<
   const events = new Emitter();
   const newId = createIdGenerator(clock);
   // The workers' view of the storage: every call within half a lease (see withDeadline).
-  const config = {
+  const workerConfig = {
     ...outbound,
     storage: withDeadline(outbound.storage, clock, outbound.workers.leaseDurationMs / 2, () =>
       resetStorage(),
@@ -164,12 +164,12 @@ export function Postel<
         resetting = false;
       });
   };
-  const cache = new EndpointCache(config, clock);
+  const cache = new EndpointCache(workerConfig, clock);
   const telemetry =
     otel === null
       ? null
       : new Telemetry(otel.api, otel.options, {
-          storage: config.storage,
+          storage: workerConfig.storage,
           clock,
           events,
           endpoints: () => cache.recent(),
@@ -177,30 +177,30 @@ export function Postel<
   let http: HttpSender | undefined;
   const httpSender = (): HttpSender => {
     http ??= createHttpSender({
-      timeoutMs: config.http.timeoutMs,
-      connectTimeoutMs: config.http.connectTimeoutMs,
-      userAgent: config.http.userAgent,
-      maxResponseBytes: config.http.maxResponseBytes,
-      networkPolicy: { allowPrivateNetworks: config.http.allowPrivateNetworks },
-      connectionsPerOrigin: config.workers.concurrency.max,
+      timeoutMs: outbound.http.timeoutMs,
+      connectTimeoutMs: outbound.http.connectTimeoutMs,
+      userAgent: outbound.http.userAgent,
+      maxResponseBytes: outbound.http.maxResponseBytes,
+      networkPolicy: { allowPrivateNetworks: outbound.http.allowPrivateNetworks },
+      connectionsPerOrigin: outbound.workers.concurrency.max,
     });
     return http;
   };
   const dispatcher = new Dispatcher({
-    config,
+    config: workerConfig,
     clock,
     random,
     newId,
     cache,
     events,
     telemetry,
-    health: new HealthMonitor(config.storage, clock, events, cache),
+    health: new HealthMonitor(workerConfig.storage, clock, events, cache),
     get http() {
       return httpSender();
     },
   });
-  const retention = config.retention
-    ? new RetentionLoop({ storage: config.storage, clock, random, events }, config.retention)
+  const retention = outbound.retention
+    ? new RetentionLoop({ storage: workerConfig.storage, clock, random, events }, outbound.retention)
     : undefined;
   const wake = () => dispatcher.wake();
   const wakeups = new Wakeups({

@@ -25,7 +25,7 @@ export interface InMemoryStorage extends Storage<InMemoryTransaction> {
    */
   transaction<T>(fn: (tx: InMemoryTransaction) => Promise<T>): Promise<T>;
   /** Calls `onWake` whenever an enqueued message becomes visible (on insert or on commit). */
-  subscribe(onWake: () => void): Promise<() => Promise<void>>;
+  subscribe(onWake: () => void, onLost?: (error: unknown) => void): Promise<() => Promise<void>>;
 }
 
 /**
