@@ -131,12 +131,21 @@ async function strikeAndRecover(strike: Strike): Promise<void> {
       );
     });
 
-    // Resumed within 2 s of the primary taking writes, and no freeze after: no gap between arrivals
-    // longer than that until the last message.
+    // Resumed within 2 s of the primary taking writes, and no freeze after: no gap between requests
+    // longer than that while work was waiting, i.e. until 99% of the messages had arrived. (The last
+    // few can be sends that were still waiting for a connection, committed late and delivered at
+    // once: on a loaded machine nothing else is due in between.)
+    const firstArrivals = new Map<string, number>();
+    for (const arrival of receiver.arrivals) {
+      if (!firstArrivals.has(arrival.webhookId)) firstArrivals.set(arrival.webhookId, arrival.at);
+    }
+    const sorted = [...firstArrivals.values()].sort((a, b) => a - b);
+    const until = sorted[Math.floor(expected.length * 0.99) - 1] ?? Number.POSITIVE_INFINITY;
     const after = receiver.arrivals
-      .filter((arrival) => arrival.at >= writableAt)
-      .map((arrival) => arrival.at);
-    const gaps = [after[0]! - writableAt, ...after.slice(1).map((at, i) => at - after[i]!)];
+      .map((arrival) => arrival.at)
+      .filter((at) => at >= writableAt && at <= until)
+      .sort((a, b) => a - b);
+    const gaps = [(after[0] ?? until) - writableAt, ...after.slice(1).map((at, i) => at - after[i]!)];
     const timeline = new Map<number, number>();
     for (const arrival of receiver.arrivals) {
       const second = Math.floor((arrival.at - struckAt) / 1000);
