@@ -1,4 +1,9 @@
-import { type ConfigurationIssue, InvalidInputError, type Storage } from "@postel/core";
+import {
+  type ConfigurationIssue,
+  InvalidInputError,
+  type Storage,
+  StorageUnavailableError,
+} from "@postel/core";
 import postgres, { type Sql } from "postgres";
 import {
   isPostgresUrl,
@@ -6,7 +11,7 @@ import {
   type PostgresTransaction,
   resolveConnection,
 } from "./internal/connection.js";
-import { asConnectionError } from "./internal/connection-errors.js";
+import { asConnectionError, isSessionLost } from "./internal/connection-errors.js";
 import { ownedPool, sharedPool } from "./internal/query-pool.js";
 import { listenForWakeups, type WakeListener } from "./internal/wake-listener.js";
 import { hidingSecrets } from "./internal/hide-secrets.js";
@@ -145,6 +150,9 @@ export function PostgresStorage(
         try {
           return await enqueueMany(sql, messages, enqueueOptions?.tx);
         } catch (error) {
+          // Its own transaction's session lost: it may have committed (inside the app's, the app's
+          // transaction fails and says so).
+          if (enqueueOptions?.tx === undefined && isSessionLost(error)) throw unknownBatchCommit(error);
           throw duplicateIdError(error);
         }
       }),
@@ -272,6 +280,15 @@ function optionIssues(options: PostgresStorageOptions, connection: PostgresConne
 
 function timed<L extends { now: number; until: number }>(lease: L): L {
   return { ...lease, now: epochMs(lease.now), until: epochMs(lease.until) };
+}
+
+function unknownBatchCommit(error: unknown): StorageUnavailableError {
+  return new StorageUnavailableError(
+    "The connection to PostgreSQL was lost while sendBatch() stored its events: the batch (one " +
+      "transaction) may or may not have been stored. Send it again with an idempotencyKey on every " +
+      "event (the same keys both times), so that a second send cannot store any of them twice.",
+    { cause: error, ambiguous: true },
+  );
 }
 
 // A second message with an id already used is bad input, as in InMemoryStorage. In a batch the id is

@@ -212,3 +212,28 @@ test("a send whose commit cannot be checked is STORAGE_UNAVAILABLE with ambiguou
     message: expect.stringMatching(/may or may not have been stored.*idempotencyKey/),
   });
 });
+
+test("a sendBatch whose commit's answer was lost is STORAGE_UNAVAILABLE with ambiguous: true, never INVALID_ARGUMENT", async () => {
+  const sender = Postel({
+    outbound: { storage: PostgresStorage({ url: urlOf("batch-sender", true) }, { migrate: false }) },
+  });
+  running.push(sender);
+  const batch = (tag: string) =>
+    sender.outbound.sendBatch([1, 2, 3].map((n) => ({ type: "order.created", data: { tag, n } })));
+  // Prepared first (see above), so that the INSERT below is executed without waiting for an answer.
+  for (let i = 0; i < 3; i++) await batch(`warm-${i}`);
+  const before = (await outbox.sql`SELECT id FROM postel.messages`).length;
+  proxy.dropReplies();
+  const sent = batch("lost").catch((error: unknown) => error);
+  await eventually(
+    "the batch was committed",
+    async () => (await outbox.sql`SELECT id FROM postel.messages`).length === before + 3,
+    10_000,
+  );
+  proxy.cut();
+  expect(await sent).toMatchObject({
+    code: "STORAGE_UNAVAILABLE",
+    ambiguous: true,
+    message: expect.stringMatching(/may or may not have been stored.*idempotencyKey/),
+  });
+});
