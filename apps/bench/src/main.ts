@@ -1,7 +1,9 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg, totalmem } from "node:os";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
+import { buildBaseline, compareWithBaseline, runScenarioOnce } from "./baseline.js";
 import { SERVER_URL } from "./database.js";
 import { type Scenario, scaleFor } from "./scenario.js";
 import { dashboard } from "./scenarios/dashboard.js";
@@ -63,6 +65,8 @@ const USAGE = `Usage: pnpm bench [--quick] [--storage <postgres|sqlite>] [--scen
                      or sqlite (${names("sqlite")}, no server needed)
   --scenario <name>  run only this scenario (repeatable)
   --runs <n>         runs per measurement (default 3, quick 1); the table shows medians
+  --baseline <ref>   also measure a build of that commit (built once in a scratch worktree), in the
+                     same run, alternating with this build; its figures go in the baseline column
 `;
 
 function names(storage: Scenario["storage"]): string {
@@ -77,6 +81,7 @@ const { values } = parseArgs({
     scenario: { type: "string", multiple: true },
     storage: { type: "string" },
     runs: { type: "string" },
+    baseline: { type: "string" },
     help: { type: "boolean", default: false },
   },
 });
@@ -124,11 +129,32 @@ log(
 const loadAtStart = loadavg();
 const metrics: Metric[] = [];
 const started = Date.now();
-for (const scenario of selected) {
-  log(`\n▶ ${scenario.name}: ${scenario.description}`);
-  const t0 = Date.now();
-  metrics.push(...(await scenario.run({ scale, log })));
-  log(`  (${Math.round((Date.now() - t0) / 1000)} s)`);
+if (values.baseline === undefined) {
+  for (const scenario of selected) {
+    log(`\n▶ ${scenario.name}: ${scenario.description}`);
+    const t0 = Date.now();
+    metrics.push(...(await scenario.run({ scale, log })));
+    log(`  (${Math.round((Date.now() - t0) / 1000)} s)`);
+  }
+} else {
+  const ref = values.baseline;
+  const build = await buildBaseline(ref, log);
+  const self = fileURLToPath(import.meta.url);
+  const runs = { current: [] as Metric[][], baseline: [] as Metric[][] };
+  for (let run = 1; run <= scale.runs; run++) {
+    for (const scenario of selected) {
+      // Alternating, the order flipped every run: neither build always gets the fresher machine.
+      const order = run % 2 === 1 ? (["current", "baseline"] as const) : (["baseline", "current"] as const);
+      for (const which of order) {
+        log(
+          `\n▶ ${scenario.name}, run ${run}/${scale.runs}: ${which === "current" ? "this build" : `${ref} (${build.sha.slice(0, 12)})`}`,
+        );
+        const main = which === "current" ? self : build.main;
+        runs[which].push(await runScenarioOnce(main, scenario.name, scale.quick));
+      }
+    }
+  }
+  metrics.push(...compareWithBaseline(runs.current, runs.baseline, `${ref} (${build.sha.slice(0, 12)})`));
 }
 
 // The peer comparison gets a table of its own, laid out as issue 15's: a row per party.
