@@ -92,8 +92,7 @@ export function ownedPool(first: Sql): QueryPool {
     // keeps it so until the monitor confirms it), every new session does, and a new pool per failure would
     // flood the server with connections (each old pool keeps its own until it has ended). Wall time,
     // not Postel's clock: this paces sockets, not schedules.
-    const now = performance.now();
-    if (now - current.openedAt < MIN_POOL_LIFE_MS) return;
+    if (performance.now() - current.openedAt < MIN_POOL_LIFE_MS) return;
     // A lost session's calls are on dead connections: a quarter of a second for the healthy ones.
     // A read-only session answers, and so do the calls on it (reads succeed, writes fail at once), and
     // one still connecting may reach the primary: they settle by themselves, if given time.
@@ -116,9 +115,8 @@ export function ownedPool(first: Sql): QueryPool {
               resolve(value);
             },
             (error: unknown) => {
-              // Its own error, not the one replace() gives the calls it drops.
+              // Settled with its own error first: the one replace() gives the calls it drops comes later.
               reject(error);
-              generation.calls.delete(reject);
               // The first failure of a session on this pool replaces it; later ones (its other calls,
               // dropped with it) must not replace the new pool.
               if (generation === current) replaceAfter(error);

@@ -43,11 +43,11 @@ export function createEnqueueBatcher(pool: QueryPool, one: EnqueueOne): EnqueueO
       return await one(message);
     } catch (error) {
       if (!isSessionLost(error)) throw error;
-      return again(message, error);
+      return again(message);
     }
   };
 
-  const again = async (message: NewMessage, lost: unknown) => {
+  const again = async (message: NewMessage) => {
     try {
       return await one(message);
     } catch (error) {
@@ -57,7 +57,7 @@ export function createEnqueueBatcher(pool: QueryPool, one: EnqueueOne): EnqueueO
           "could not check afterwards whether its commit happened: it may or may not have been stored. " +
           "Send it again with an idempotencyKey (the same key both times), so that a second send cannot " +
           "store it twice.",
-        { cause: error ?? lost, ambiguous: true },
+        { cause: error, ambiguous: true },
       );
     }
   };
@@ -87,7 +87,7 @@ export function createEnqueueBatcher(pool: QueryPool, one: EnqueueOne): EnqueueO
         inserted.has(message.id)
           ? Promise.resolve({ id: message.id, reused: false })
           : lost
-            ? again(message, failure)
+            ? again(message)
             : alone(message),
       );
     }
