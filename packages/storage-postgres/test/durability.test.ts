@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import type { Sql } from "postgres";
 import { expect, test } from "vitest";
-import { claimDue } from "../src/queries/claim.js";
-import { ClaimFloor, INDEX_START } from "../src/internal/claim-floor.js";
+import { claimDueStatement } from "../src/queries/claim.js";
+import { INDEX_START } from "../src/internal/claim-floor.js";
 import { claimFanoutStatement } from "../src/queries/fanout.js";
 import { migratedDatabase } from "./support/database.js";
 
@@ -22,9 +22,9 @@ async function synchronousCommitAfter(claim: (tx: Sql) => Promise<unknown>): Pro
 // A claim only writes leases: losing one in a crash makes the work due again. So claims skip the
 // WAL flush, for their own transaction only; everything else commits as the server is configured.
 test("claims commit with synchronous_commit off, for their own transaction only", async () => {
-  // claimFanout runs its statement in a pipelined transaction of its own: test the statement here.
+  // Both claims run their statement in a pipelined transaction of their own: test the statements here.
   expect(await synchronousCommitAfter((tx) => claimFanoutStatement(tx, lease, INDEX_START))).toBe("off");
-  expect(await synchronousCommitAfter((tx) => claimDue(tx, lease, new ClaimFloor()))).toBe("off");
+  expect(await synchronousCommitAfter((tx) => claimDueStatement(tx, lease, INDEX_START))).toBe("off");
   expect(await synchronousCommitAfter(async () => {})).toBe("on");
   const [row] = await db.sql<{ synchronous_commit: string }[]>`SHOW synchronous_commit`;
   expect(row!.synchronous_commit).toBe("on");

@@ -72,6 +72,48 @@ function startSending(postel: PostelInstance<PostgresStorageInstance>): Sender {
   };
 }
 
+/**
+ * What a failed wait reports, the decisive part last (CI shows the end of the output): the cluster's
+ * logs, then what the worker's sessions were doing, the arrivals per second and the worker's errors.
+ */
+async function failure(error: unknown, startedAt: number, workerErrors: string[]): Promise<string> {
+  const timeline = new Map<number, number>();
+  for (const arrival of receiver.arrivals) {
+    const second = Math.floor((arrival.at - startedAt) / 1000);
+    timeline.set(second, (timeline.get(second) ?? 0) + 1);
+  }
+  const perSecond = [...timeline]
+    .sort((a, b) => a[0] - b[0])
+    .map(([second, n]) => `${second}:${n}`)
+    .join(" ");
+  return [
+    await cluster.diagnostics(),
+    `--- sessions of "postel" on the primary, and the outbox\n${await sessions()}`,
+    `${String(error)}: ${receiver.delivered.size} delivered; arrivals per second since the worker started: ${perSecond}`,
+    `worker errors (${workerErrors.length}), the last:\n${workerErrors.slice(-20).join("\n")}`,
+  ].join("\n");
+}
+
+/** The primary's client sessions of the test database (state, wait, running for, query) and the outbox counts. */
+async function sessions(): Promise<string> {
+  const probe = postgres(cluster.url("primary"), { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    const rows = await probe<{ line: string }[]>`
+      SELECT concat_ws(' ', state, wait_event_type || ':' || wait_event,
+        round(extract(epoch FROM now() - xact_start) * 1000) || ' ms', left(regexp_replace(query, '\s+', ' ', 'g'), 80)) AS line
+      FROM pg_stat_activity WHERE datname = 'postel' AND pid <> pg_backend_pid()`;
+    const [counts] = await probe<{ line: string }[]>`
+      SELECT concat_ws(', ',
+        (SELECT string_agg(status || ' ' || n, ' ') FROM (SELECT status, count(*) n FROM postel.messages GROUP BY 1) m),
+        (SELECT string_agg(status || ' ' || n, ' ') FROM (SELECT status, count(*) n FROM postel.deliveries GROUP BY 1) d)) AS line`;
+    return [...rows.map((row) => row.line), `messages / deliveries by status: ${counts?.line}`].join("\n");
+  } catch (error) {
+    return `(the primary did not answer: ${String(error)})`;
+  } finally {
+    await probe.end({ timeout: 1 });
+  }
+}
+
 type Strike = "stop" | "kill" | "cut";
 
 async function strikeAndRecover(strike: Strike): Promise<void> {
@@ -97,6 +139,7 @@ async function strikeAndRecover(strike: Strike): Promise<void> {
       const events = Array.from({ length: 1_000 }, (_, j) => ({ type: "order.created", data: { i: i + j } }));
       queued.push(...(await sending.outbound.sendBatch(events)).map((result) => result.id));
     }
+    const startedAt = Date.now();
     await worker.start();
     const sender = startSending(sending);
     await eventually(
@@ -104,9 +147,7 @@ async function strikeAndRecover(strike: Strike): Promise<void> {
       () => receiver.delivered.size >= QUEUED * 0.3,
       60_000,
     ).catch(async (error: unknown) => {
-      throw new Error(
-        `${String(error)} (${receiver.delivered.size} delivered)\nworker errors:\n${workerErrors.slice(-20).join("\n")}\n${await cluster.diagnostics()}`,
-      );
+      throw new Error(await failure(error, startedAt, workerErrors));
     });
 
     struckAt = Date.now();
@@ -126,9 +167,7 @@ async function strikeAndRecover(strike: Strike): Promise<void> {
       () => expected.every((id) => receiver.delivered.has(id)),
       90_000,
     ).catch(async (error: unknown) => {
-      throw new Error(
-        `${String(error)}\nworker errors:\n${workerErrors.slice(-20).join("\n")}\n${await cluster.diagnostics()}`,
-      );
+      throw new Error(await failure(error, startedAt, workerErrors));
     });
 
     // Resumed within 2 s of the primary taking writes, and no freeze after: no gap between requests

@@ -1,6 +1,7 @@
 import type { ClaimedDelivery, DueClaim, MessageRecord } from "@postel/core";
 import type { PendingQuery, Sql } from "postgres";
 import { type ClaimFloor, type FloorKey, INDEX_START } from "../internal/claim-floor.js";
+import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import {
   DELIVERY_COLUMNS,
   PREFIXED_MESSAGE_COLUMNS,
@@ -43,10 +44,14 @@ export function toClaimedDelivery(
  * One statement: pick due pending deliveries through the partial index `deliveries_due_idx`, skip rows
  * other workers are locking, lease them (fresh token, owner, `next_attempt_at = until`) and return
  * them joined with their messages, earliest due first, from this instance's {@link ClaimFloor} on. It
- * commits without waiting for the WAL flush (see {@link LEASE_ONLY}).
+ * commits without waiting for the WAL flush (see {@link LEASE_ONLY}). Run in a pipelined transaction:
+ * never a sequential scan, even under a generic plan made while the deliveries were few.
  */
 export async function claimDue(sql: Sql, lease: DueClaim, floor: ClaimFloor): Promise<ClaimedDelivery[]> {
-  const rows = await claimDueStatement(sql, lease, floor.from(lease.now));
+  // In a pipelined transaction, as every worker statement (its plan settings: see there).
+  const [rows = []] = await pipelinedTransaction(sql, (tx) => [
+    claimDueStatement(tx, lease, floor.from(lease.now)),
+  ]);
   floor.after(
     lease.now,
     rows.map((row) => ({ at: Number(row["due_at"]), id: row["id"] as string })),

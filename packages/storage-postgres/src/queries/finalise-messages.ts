@@ -15,7 +15,7 @@ export const REPLAYABLE = `('succeeded', 'failed', 'dead-lettered', 'expired')`;
 export function lockMessagesOf(sql: Sql, deliveriesWhere: PendingQuery<Row[]>): PendingQuery<Row[]> {
   return sql`
     SELECT m.id FROM postel.messages m
-    WHERE m.id IN (SELECT d.message_id FROM postel.deliveries d WHERE ${deliveriesWhere})
+    WHERE m.id = ANY(ARRAY(SELECT d.message_id FROM postel.deliveries d WHERE ${deliveriesWhere}))
     ORDER BY m.id
     FOR UPDATE OF m`;
 }
@@ -27,8 +27,8 @@ export function lockMessagesOf(sql: Sql, deliveriesWhere: PendingQuery<Row[]>): 
  * All CTEs share one snapshot, in which every delivery in `changed` is still non-terminal (callers
  * only change pending or held deliveries). So a message is finished when all its changed deliveries
  * are now terminal and the snapshot's count of its non-terminal deliveries equals the number changed.
- * Counting instead of joining `changed` back to the table keeps this linear in the batch size (the
- * planner may not hash-join here, see `pipelinedTransaction`).
+ * Counting instead of joining `changed` back to the table keeps this linear in the batch size; the
+ * messages are reached through their keys as an array (see `pipelinedTransaction`).
  */
 export function finaliseMessages(sql: Sql, now: number): PendingQuery<Row[]> {
   return sql`
@@ -51,6 +51,7 @@ export function finaliseMessages(sql: Sql, now: number): PendingQuery<Row[]> {
         FROM postel.deliveries d WHERE d.message_id = c.message_id
       ) s
       WHERE c.all_terminal AND s.open = c.changed AND m.id = c.message_id AND m.status = 'pending'
+        AND m.id = ANY(ARRAY(SELECT message_id FROM changed))
       RETURNING m.id
     )`;
 }

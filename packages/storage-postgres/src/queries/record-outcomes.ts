@@ -79,7 +79,12 @@ export async function recordOutcomes(
   const existing = outcomes.filter((outcome) => !outcome.newDelivery).map((outcome) => outcome.deliveryId);
   const results = await pipelinedTransaction(sql, (tx) => [
     ...(existing.length > 0
-      ? [lockMessagesOf(tx, tx`d.id IN (SELECT json_array_elements_text(${asJson(existing)}::text::json))`)]
+      ? [
+          lockMessagesOf(
+            tx,
+            tx`d.id = ANY(ARRAY(SELECT json_array_elements_text(${asJson(existing)}::text::json)))`,
+          ),
+        ]
       : []),
     tx`
       WITH input AS (
@@ -102,7 +107,9 @@ export async function recordOutcomes(
         FROM input i
         -- A lease token implies pending (every way out of pending clears it). Testing the status too
         -- would match the partial due index's predicate and make the planner scan it, not the key.
+        -- The keys as an array too (an index condition whatever the statistics, see pipelinedTransaction).
         WHERE i.message_id IS NULL AND d.id = i.delivery_id AND d.lease_token = i.lease_token
+          AND d.id = ANY(ARRAY(SELECT delivery_id FROM input WHERE message_id IS NULL))
         RETURNING d.id, d.message_id, d.endpoint_id, d.webhook_id, d.status, i.attempt_id, i.attempt_number,
           i.started_at, i.latency_ms, i.outcome, i.status_code, i.error_code, i.error, i.response_snippet,
           d.first_attempt_id IS NOT DISTINCT FROM i.attempt_id AS in_row
@@ -115,7 +122,7 @@ export async function recordOutcomes(
           finished_at = CASE WHEN i.status IN ${sql.unsafe(TERMINAL)} THEN ${now}::bigint ELSE m.finished_at END
         FROM input i
         WHERE i.message_id IS NOT NULL AND m.id = i.message_id AND m.lease_token = i.lease_token
-          AND m.fanned_out_at IS NULL
+          AND m.fanned_out_at IS NULL AND m.id = ANY(ARRAY(SELECT message_id FROM input WHERE message_id IS NOT NULL))
         RETURNING i.*
       ), inserted AS (
         -- A direct delivery's attempt is its first: it goes in the row.

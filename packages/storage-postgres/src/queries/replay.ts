@@ -44,7 +44,7 @@ export async function resetDeliveries(sql: Sql, resets: DeliveryReset[], now: nu
   if (resets.length === 0) return [];
   const ids = asJson(resets.map((reset) => reset.deliveryId));
   const [, rows] = await pipelinedTransaction(sql, (tx) => [
-    lockMessagesOf(tx, tx`d.id IN (SELECT json_array_elements_text(${ids}::text::json))`),
+    lockMessagesOf(tx, tx`d.id = ANY(ARRAY(SELECT json_array_elements_text(${ids}::text::json)))`),
     tx`
       WITH input AS (
         SELECT * FROM json_to_recordset(${asJson(resets)}::text::json) AS i("deliveryId" text, "webhookId" text)
