@@ -21,6 +21,7 @@ import type {
   WorkerConfig,
   WorkerReport,
 } from "./protocol.js";
+import { prepareTableState, type TableState } from "./table-state.js";
 import {
   describeWal,
   describeWalBreakdown,
@@ -126,6 +127,35 @@ export async function drainWithPostel(base: string, options: DrainOptions): Prom
     return await timeWorker("postel-worker", config, options, postgresMeter(database));
   } finally {
     if (!options.database) await database.drop();
+  }
+}
+
+/**
+ * Issue 25's harness: `messages` sent through `send()` by concurrent callers into a fresh database
+ * in `state` (see table-state.ts; `history` finished messages beside them), then one Postel worker
+ * process with its defaults drains them to one endpoint, timed from a CHECKPOINT.
+ */
+export async function drainStateWithPostel(
+  base: string,
+  options: Omit<DrainOptions, "endpoints" | "database" | "prefix" | "traceContext"> & {
+    state: TableState;
+    history: number;
+  },
+): Promise<DrainMeasurement> {
+  const database = await createBenchDatabase();
+  try {
+    await createEndpoints(database, base, 1);
+    await prepareTableState(database, options.state, options.messages, options.history, options.log);
+    const library = process.env["POSTEL_BENCH_LIBRARY"]?.match(/baseline-(\w+)/)?.[1] ?? "this-build";
+    const config: PostelWorkerConfig = {
+      url: database.url,
+      target: options.messages,
+      explainLabel: `${options.state}-${library}`,
+      ...options.worker,
+    };
+    return await timeWorker("postel-worker", config, options, postgresMeter(database));
+  } finally {
+    await database.drop();
   }
 }
 

@@ -1,9 +1,10 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg, totalmem } from "node:os";
+import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import { buildBaseline, compareWithBaseline, runScenarioOnce } from "./baseline.js";
+import { buildBaseline, compareWithBaseline, guardRows, runScenarioOnce } from "./baseline.js";
 import { SERVER_URL } from "./database.js";
 import { type Scenario, scaleFor } from "./scenario.js";
 import { dashboard } from "./scenarios/dashboard.js";
@@ -21,10 +22,12 @@ import { sendLatency } from "./scenarios/send-latency.js";
 import { sqliteDashboard } from "./scenarios/sqlite-dashboard.js";
 import { sqliteDrain } from "./scenarios/sqlite-drain.js";
 import { sqliteSendLatency } from "./scenarios/sqlite-send-latency.js";
+import { tableStates } from "./scenarios/table-states.js";
 import { telemetry } from "./scenarios/telemetry.js";
 import { wakeLatency } from "./scenarios/wake-latency.js";
 import { sqliteVersion } from "./sqlite-file.js";
 import {
+  formatNumber,
   formatPeerTable,
   formatTable,
   hasPeers,
@@ -36,6 +39,7 @@ import {
 
 const SCENARIOS: Scenario[] = [
   drain,
+  tableStates,
   fanout,
   sendLatency,
   sendBatch,
@@ -65,8 +69,15 @@ const USAGE = `Usage: pnpm bench [--quick] [--storage <postgres|sqlite>] [--scen
                      or sqlite (${names("sqlite")}, no server needed)
   --scenario <name>  run only this scenario (repeatable)
   --runs <n>         runs per measurement (default 3, quick 1); the table shows medians
-  --baseline <ref>   also measure a build of that commit (built once in a scratch worktree), in the
-                     same run, alternating with this build; its figures go in the baseline column
+  --baseline <ref>   also measure that commit's library (built once in a scratch worktree) with this
+                     harness, in the same run, alternating with this build; its figures go in the
+                     baseline column
+  --messages <n>     messages per drain of table-states and peers (default 20,000, quick 4,000)
+  --current <ref>    with --baseline: measure that commit's library in this build's place
+  --guard <ratio>    with --baseline: exit 1 when PostgreSQL CPU or WAL per delivery is more than
+                     <ratio> times the baseline's on any row (the CI guard, issue 25)
+  --busy-core        keep one core busy with another process for the whole run (a production app
+                     does other work)
 `;
 
 function names(storage: Scenario["storage"]): string {
@@ -82,6 +93,10 @@ const { values } = parseArgs({
     storage: { type: "string" },
     runs: { type: "string" },
     baseline: { type: "string" },
+    "busy-core": { type: "boolean", default: false },
+    current: { type: "string" },
+    messages: { type: "string" },
+    guard: { type: "string" },
     help: { type: "boolean", default: false },
   },
 });
@@ -100,6 +115,14 @@ if (storage !== undefined && !STORAGES.some((kind) => kind === storage)) {
   process.exit(2);
 }
 const scale = scaleFor(values.quick, values.runs === undefined ? undefined : Number(values.runs));
+if (values.messages !== undefined) {
+  const messages = Number(values.messages);
+  if (!Number.isSafeInteger(messages) || messages < 1) {
+    process.stderr.write(`--messages takes a whole number of messages, not ${values.messages}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  scale.stateMessages = messages;
+}
 const selected = SCENARIOS.filter(
   (s) => (!values.scenario || values.scenario.includes(s.name)) && (!storage || s.storage === storage),
 );
@@ -110,6 +133,8 @@ if (selected.length === 0) {
   process.exit(2);
 }
 const log = (line: string) => process.stderr.write(`${line}\n`);
+// A baseline's run (--baseline): say which library it loaded, so a wrong one shows.
+if (process.env["POSTEL_BENCH_LIBRARY"]) log(`  library: ${import.meta.resolve("@postel/core")}`);
 
 const environment = {
   node: process.version,
@@ -126,6 +151,16 @@ log(
     `${environment.cpus} CPUs, load average ${loadAverage()}`,
 );
 
+// --busy-core: another process spinning on one core until the bench exits.
+const busy = values["busy-core"]
+  ? spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" })
+  : undefined;
+if (busy) {
+  busy.unref();
+  process.on("exit", () => busy.kill("SIGKILL"));
+  log("  --busy-core: one core kept busy by another process for the whole run");
+}
+
 const loadAtStart = loadavg();
 const metrics: Metric[] = [];
 const started = Date.now();
@@ -139,6 +174,7 @@ if (values.baseline === undefined) {
 } else {
   const ref = values.baseline;
   const build = await buildBaseline(ref, log);
+  const contender = values.current === undefined ? undefined : await buildBaseline(values.current, log);
   const self = fileURLToPath(import.meta.url);
   const runs = { current: [] as Metric[][], baseline: [] as Metric[][] };
   for (let run = 1; run <= scale.runs; run++) {
@@ -146,11 +182,13 @@ if (values.baseline === undefined) {
       // Alternating, the order flipped every run: neither build always gets the fresher machine.
       const order = run % 2 === 1 ? (["current", "baseline"] as const) : (["baseline", "current"] as const);
       for (const which of order) {
+        const current = contender ? `${contender.ref} (${contender.sha.slice(0, 12)})` : "this build";
         log(
-          `\n▶ ${scenario.name}, run ${run}/${scale.runs}: ${which === "current" ? "this build" : `${ref} (${build.sha.slice(0, 12)})`}`,
+          `\n▶ ${scenario.name}, run ${run}/${scale.runs}: ${which === "current" ? current : `${ref} (${build.sha.slice(0, 12)})`}`,
         );
-        const main = which === "current" ? self : build.main;
-        runs[which].push(await runScenarioOnce(main, scenario.name, scale.quick));
+        const library = which === "current" ? contender?.dir : build.dir;
+        const extra = values.messages === undefined ? [] : ["--messages", values.messages];
+        runs[which].push(await runScenarioOnce(self, scenario.name, scale.quick, library, extra));
       }
     }
   }
@@ -161,7 +199,11 @@ if (values.baseline === undefined) {
 const peerMetrics = metrics.filter(hasPeers);
 const otherMetrics = metrics.filter((m) => !hasPeers(m));
 if (otherMetrics.length > 0) process.stdout.write(`\n${formatTable(otherMetrics)}\n`);
-if (peerMetrics.length > 0) process.stdout.write(`\n${formatPeerTable(peerMetrics)}\n`);
+// One table per group (peers prints one per table state).
+for (const group of new Set(peerMetrics.map((m) => m.scenario))) {
+  const table = formatPeerTable(peerMetrics.filter((m) => m.scenario === group));
+  process.stdout.write(`\n${group}\n${table}\n`);
+}
 process.stdout.write(
   `\nLoad average (1/5/15 min): ${loadAverage(loadAtStart)} at start, ${loadAverage()} at end\n`,
 );
@@ -176,6 +218,7 @@ const result = {
   startedAt: new Date(started).toISOString(),
   durationS: Math.round((Date.now() - started) / 1000),
   command: `pnpm bench ${process.argv.slice(2).join(" ")}`.trim(),
+  busyCore: values["busy-core"],
   scale,
   // 1/5/15-minute load averages when the run started and when it ended: other work on the machine
   // takes its share of the 2 cores.
@@ -193,6 +236,30 @@ if (!scale.quick && selected.length === SCENARIOS.length) {
 }
 process.stdout.write(`\nWrote ${file.pathname}\n`);
 if (failed.length > 0) process.stdout.write(`Targets missed: ${result.targetsMissed.join("; ")}\n`);
+
+if (values.guard !== undefined) {
+  const limit = Number(values.guard);
+  const rows = values.baseline === undefined ? [] : guardRows(metrics, limit);
+  process.stdout.write(`\nGuard: PostgreSQL CPU and WAL per delivery at most ${limit}× the baseline's\n`);
+  for (const row of rows) {
+    process.stdout.write(
+      `  ${row.passed ? "✓" : "✗"} ${row.metric}: ${formatNumber(row.current)} against ${formatNumber(row.baseline)} (${row.ratio.toFixed(2)}×)\n`,
+    );
+  }
+  if (rows.length === 0) {
+    process.stdout.write(
+      "  ✗ nothing to compare: --guard needs --baseline and a PostgreSQL drain scenario\n",
+    );
+    process.exitCode = 1;
+  } else if (rows.some((row) => !row.passed)) {
+    process.stdout.write(
+      `Guard failed: ${rows.filter((row) => !row.passed).length} of ${rows.length} rows\n`,
+    );
+    process.exitCode = 1;
+  } else {
+    process.stdout.write(`Guard passed: ${rows.length} rows\n`);
+  }
+}
 
 async function postgresVersion(): Promise<string> {
   const server = postgres(SERVER_URL, { max: 1 });

@@ -1,6 +1,7 @@
 import { Postel } from "@postel/core";
 import { PostgresStorage } from "@postel/storage-postgres";
 import { SqliteStorage } from "@postel/storage-sqlite";
+import { explainingPool } from "./explain-capture.js";
 import { childConfig, type PostelWorkerConfig, report, type WorkerReport } from "./protocol.js";
 import { telemetryFor } from "./telemetry-sdk.js";
 import { traceStorage } from "./trace-storage.js";
@@ -10,14 +11,24 @@ import { serveWorker } from "./worker-process.js";
 // default worker settings unless the scenario overrides them. Counts `delivered` events (emitted only
 // after the outcome is recorded) and reports when the target is reached.
 const config = childConfig<PostelWorkerConfig>();
+// BENCH_EXPLAIN=<dir>: every plan the worker runs is captured (explain-capture.ts).
+const explainDir = process.env["BENCH_EXPLAIN"];
+const explaining =
+  explainDir && config.storage !== "sqlite"
+    ? explainingPool(config.url, explainDir, config.explainLabel ?? "worker")
+    : undefined;
 const storage =
   config.storage === "sqlite"
     ? SqliteStorage({ url: config.url }, { migrate: false, synchronous: config.synchronous ?? "full" })
-    : PostgresStorage({ url: config.url }, { migrate: false });
+    : explaining
+      ? PostgresStorage({ sql: explaining.sql }, { migrate: false })
+      : PostgresStorage({ url: config.url }, { migrate: false });
 // BENCH_TRACE=1 prints, on exit, how often each storage call ran and how long it took on average.
 if (process.env["BENCH_TRACE"]) traceStorage(storage);
+// Only when on: the option is left out otherwise, so a library from before it (--baseline) runs too.
+const telemetry = telemetryFor(config.telemetry ?? "off");
 const postel = Postel({
-  telemetry: telemetryFor(config.telemetry ?? "off"),
+  ...(telemetry === false ? {} : { telemetry }),
   outbound: {
     storage,
     workers: {
@@ -32,7 +43,10 @@ const postel = Postel({
 const counted = serveWorker({
   target: config.target,
   start: () => postel.start(),
-  stop: () => postel.close(),
+  stop: async () => {
+    await postel.close();
+    explaining?.write();
+  },
 });
 postel.on("delivered", () => counted(1));
 postel.on("error", ({ error, context }) => console.error(`[postel-worker] ${context}:`, error));

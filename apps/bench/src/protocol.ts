@@ -107,7 +107,7 @@ export interface PeerWorkerConfig extends WorkerConfig {
  * Telemetry of a Postel worker (the telemetry scenario): off, or on with the OTel SDK exporting to a
  * no-op exporter (`noop`) or to its in-memory exporters (`memory`).
  */
-export type TelemetryMode = "off" | "sdk" | "noop" | "memory";
+export type TelemetryMode = "off" | "sdk" | "sampled" | "noop" | "memory";
 
 /** Configuration of `postel-worker.js`: without `concurrency`, Postel's own default applies. */
 export type PostelWorkerConfig = Omit<WorkerConfig, "concurrency"> & {
@@ -115,6 +115,8 @@ export type PostelWorkerConfig = Omit<WorkerConfig, "concurrency"> & {
   /** Postel's `outbound.retention`: the worker prunes old history while it drains (retention scenarios). */
   retention?: { maxAge: Duration; interval: Duration };
   telemetry?: TelemetryMode;
+  /** With BENCH_EXPLAIN: the file name prefix of the captured plans. */
+  explainLabel?: string;
 };
 
 /** What a worker reports. `peakRssBytes` is the kernel's high-water mark (VmHWM) when available. */

@@ -38,6 +38,10 @@ export interface Scale {
   latencyMessages: number;
   /** Webhooks pre-enqueued to one endpoint for Postel and each peer queue (issue 15: 20,000). */
   peerMessages: number;
+  /** Messages sent with `send()` before each drain of `table-states` (issue 25: 20,000). */
+  stateMessages: number;
+  /** Finished messages beside them in the `history` table state (issue 25: 1,000,000). */
+  stateHistory: number;
 }
 
 /** The sizes of a full run and of `--quick`. */
@@ -62,6 +66,8 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         quietBacklog: 5_000,
         latencyMessages: 2_000,
         peerMessages: 2_000,
+        stateMessages: 4_000,
+        stateHistory: 50_000,
       }
     : {
         quick,
@@ -82,6 +88,8 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         quietBacklog: 50_000,
         latencyMessages: 20_000,
         peerMessages: 20_000,
+        stateMessages: 20_000,
+        stateHistory: 1_000_000,
       };
 }
 

@@ -12,13 +12,16 @@ import {
   BasicTracerProvider,
   BatchSpanProcessor,
   InMemorySpanExporter,
+  ParentBasedSampler,
   type SpanExporter,
+  TraceIdRatioBasedSampler,
 } from "@opentelemetry/sdk-trace-base";
 import type { TelemetryOptions } from "@postel/core";
 import type { TelemetryMode } from "./protocol.js";
 
-// The OTel SDK set up as an application would (every span sampled, batched, metrics read every
-// second), exporting to nowhere (`noop`) or into memory (`memory`). `off` leaves telemetry out.
+// The OTel SDK set up as an application would (spans batched, metrics read every second), every span
+// sampled and exported to nowhere (`noop`) or into memory (`memory`), or 1% of the traces sampled
+// (`sampled`: the way to run traces at full rate), exported to nowhere. `off` leaves telemetry out.
 const noopSpans: SpanExporter = {
   export: (_spans, done) => done({ code: ExportResultCode.SUCCESS }),
   shutdown: async () => {},
@@ -45,11 +48,16 @@ export function telemetryFor(mode: TelemetryMode): TelemetryOptions | false {
     otel.context.with(otel.context.active(), () => {});
     return false;
   }
-  const spans = mode === "noop" ? noopSpans : new InMemorySpanExporter();
+  const spans = mode === "memory" ? new InMemorySpanExporter() : noopSpans;
   const metrics =
-    mode === "noop" ? noopMetrics : new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    mode === "memory" ? new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE) : noopMetrics;
   return {
-    tracerProvider: new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(spans)] }),
+    tracerProvider: new BasicTracerProvider({
+      ...(mode === "sampled"
+        ? { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.01) }) }
+        : {}),
+      spanProcessors: [new BatchSpanProcessor(spans)],
+    }),
     meterProvider: new MeterProvider({
       readers: [new PeriodicExportingMetricReader({ exporter: metrics, exportIntervalMillis: 1_000 })],
     }),
