@@ -65,3 +65,31 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, what:
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/**
+ * Resolve once `condition()` holds; reject when `progress()` has not moved for `stallMs` (a stall) or
+ * after `capMs` in all. For waits on work a loaded machine does slowly but surely: a fixed timeout
+ * tuned to a quiet machine fails there without anything being wrong.
+ */
+export async function waitWhileMoving(
+  condition: () => boolean | Promise<boolean>,
+  progress: () => number,
+  what: string,
+  { stallMs, capMs }: { stallMs: number; capMs: number },
+) {
+  const started = Date.now();
+  let last = progress();
+  let movedAt = started;
+  while (!(await condition())) {
+    const now = Date.now();
+    if (progress() !== last) {
+      last = progress();
+      movedAt = now;
+    }
+    if (now - movedAt > stallMs)
+      throw new Error(`nothing moved for ${stallMs} ms waiting for ${what} (at ${last})`);
+    if (now - started > capMs)
+      throw new Error(`timed out after ${capMs} ms waiting for ${what} (at ${last})`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
