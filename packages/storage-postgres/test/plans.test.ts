@@ -71,9 +71,11 @@ test("no plan the worker runs reads more than a batch of a table's rows, though 
     },
     onnotice: (notice) => {
       const message = String(notice["message"] ?? "");
-      const json = message.slice(message.indexOf("{"));
       if (!message.includes("plan:")) return;
-      const parsed = JSON.parse(json) as { "Query Text": string; Plan: PlanNode };
+      const parsed = JSON.parse(message.slice(message.indexOf("{"))) as {
+        "Query Text": string;
+        Plan: PlanNode;
+      };
       plans.push({ query: parsed["Query Text"], plan: parsed.Plan });
     },
   });

@@ -48,7 +48,6 @@ export function toClaimedDelivery(
  * never a sequential scan, even under a generic plan made while the deliveries were few.
  */
 export async function claimDue(sql: Sql, lease: DueClaim, floor: ClaimFloor): Promise<ClaimedDelivery[]> {
-  // In a pipelined transaction, as every worker statement (its plan settings: see there).
   const [rows = []] = await pipelinedTransaction(sql, (tx) => [
     claimDueStatement(tx, lease, floor.from(lease.now)),
   ]);
