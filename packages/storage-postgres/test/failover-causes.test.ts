@@ -45,11 +45,15 @@ interface Worker {
 }
 
 /** A Postel worker on a pool of its own (`{ url }`), started. */
-async function startWorker(url: string, pollInterval: "100ms" | "1h" = "100ms"): Promise<Worker> {
+async function startWorker(
+  url: string,
+  pollInterval: "100ms" | "1h" = "100ms",
+  leaseDuration: "2s" | "60s" = "2s",
+): Promise<Worker> {
   const postel = Postel({
     outbound: {
       storage: PostgresStorage({ url }, { migrate: false }),
-      workers: { leaseDuration: "2s", pollInterval, concurrency: 8, batchSize: 8 },
+      workers: { leaseDuration, pollInterval, concurrency: 8, batchSize: 8 },
       http: { allowPrivateNetworks: true },
       circuitBreaker: false,
       autoDisable: false,
@@ -91,6 +95,27 @@ test("a storage call that never settles (a frozen session) fails with STORAGE_UN
   expect(worker.errors.some((e) => e.code === "STORAGE_TIMEOUT")).toBe(true);
   const timeout = worker.errors.find((e) => e.code === "STORAGE_TIMEOUT");
   expect(timeout?.message).toMatch(/did not settle within 1000 ms .*dropped the connections it owns/);
+});
+
+test("after every session of the pool was cut, the next claim opens a connection and settles: it never waits for another query to free one", async () => {
+  // Default leases (60 s, so a call may take 30 s before it times out) and an hour between polls:
+  // only the worker's own claims, woken by NOTIFY, deliver. postgres.js 3.4.9's reserve() never
+  // settles when it opens the connection itself with fetch_types off (Postel's own pool, once it knows
+  // the types): the claim after a cut hung until some other query freed a connection.
+  const worker = await startWorker(urlOf("cut-worker", false), "1h", "60s");
+  await delivered(await outbox.send(3), 10_000);
+  expect(await terminateSessions("cut-worker")).toBeGreaterThan(0);
+  await eventually(
+    "the worker listens again",
+    async () =>
+      (
+        await admin`SELECT 1 FROM pg_stat_activity WHERE datname = ${outbox.database.name}
+          AND application_name = 'cut-worker' AND query ILIKE 'LISTEN%'`
+      ).length > 0,
+    20_000,
+  );
+  await delivered(await outbox.send(5), 10_000);
+  expect(worker.errors.filter((e) => e.code === "STORAGE_TIMEOUT")).toEqual([]);
 });
 
 test("sessions that answer read-only (a standby) are dropped: the workers reconnect and deliver once the server takes writes", async () => {

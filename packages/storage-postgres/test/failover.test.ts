@@ -28,6 +28,7 @@ beforeAll(async () => {
   receiver = await startReceiver();
   admin = postgres(cluster.url("primary"), { max: 1, onnotice: () => {} });
   await migrate(admin);
+  await admin`CREATE TABLE IF NOT EXISTS failover_probe (at timestamptz NOT NULL)`;
 }, 180_000);
 afterAll(async () => {
   await admin?.end({ timeout: 1 });
@@ -73,10 +74,80 @@ function startSending(postel: PostelInstance<PostgresStorageInstance>): Sender {
 }
 
 /**
+ * Commits one INSERT on the primary (the multi-host URL, target_session_attrs=primary) every 100 ms on
+ * a connection of its own, recording when each commit came back: what the database itself could do
+ * while the worker was silent. A commit that takes 3 s is abandoned with its session.
+ */
+interface CommitProbe {
+  /** When each commit came back (epoch ms). */
+  commits: number[];
+  /** The longest spans between commits in [from, to], longest first, relative to `origin`. */
+  stalls(from: number, to: number, origin: number): string;
+  stop(): Promise<void>;
+}
+
+function startCommitProbe(url: string): CommitProbe {
+  const commits: number[] = [];
+  let running = true;
+  const connect = () =>
+    postgres(url, {
+      max: 1,
+      connect_timeout: 2,
+      onnotice: () => {},
+      backoff: () => 0.05,
+      // No type lookup on connect: a session cut during it rejects with nobody to catch it.
+      fetch_types: false,
+      connection: { application_name: "failover-commit-probe" },
+    });
+  const loop = (async () => {
+    let sql = connect();
+    while (running) {
+      const outcome = await Promise.race([
+        sql`INSERT INTO failover_probe VALUES (now())`.then(
+          () => "ok",
+          () => "failed",
+        ),
+        new Promise<string>((resolve) => setTimeout(resolve, 3_000, "timeout")),
+      ]);
+      if (outcome === "ok") commits.push(Date.now());
+      else {
+        void sql.end({ timeout: 0 }).catch(() => {});
+        sql = connect();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await sql.end({ timeout: 1 }).catch(() => {});
+  })();
+  return {
+    commits,
+    stalls(from, to, origin) {
+      const within = [from, ...commits.filter((at) => at > from && at < to), to];
+      const spans = within.slice(1).map((at, i) => ({ from: within[i]!, ms: at - within[i]! }));
+      return (
+        spans
+          .sort((a, b) => b.ms - a.ms)
+          .slice(0, 3)
+          .map((span) => `${span.ms} ms from ${((span.from - origin) / 1000).toFixed(1)} s`)
+          .join(", ") + ` (${commits.filter((at) => at >= from && at <= to).length} commits)`
+      );
+    },
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+/**
  * What a failed wait reports, the decisive part last (CI shows the end of the output): the cluster's
  * logs, then what the worker's sessions were doing, the arrivals per second and the worker's errors.
  */
-async function failure(error: unknown, startedAt: number, workerErrors: string[]): Promise<string> {
+async function failure(
+  error: unknown,
+  startedAt: number,
+  workerErrors: string[],
+  probe: CommitProbe,
+): Promise<string> {
   const timeline = new Map<number, number>();
   for (const arrival of receiver.arrivals) {
     const second = Math.floor((arrival.at - startedAt) / 1000);
@@ -90,23 +161,36 @@ async function failure(error: unknown, startedAt: number, workerErrors: string[]
     await cluster.diagnostics(),
     `--- sessions of "postel" on the primary, and the outbox\n${await sessions()}`,
     `${String(error)}: ${receiver.delivered.size} delivered; arrivals per second since the worker started: ${perSecond}`,
+    `the database's longest spans without a commit (a probe commits every 100 ms): ${probe.stalls(startedAt, Date.now(), startedAt)}`,
     `worker errors (${workerErrors.length}), the last:\n${workerErrors.slice(-20).join("\n")}`,
   ].join("\n");
 }
 
-/** The primary's client sessions of the test database (state, wait, running for, query) and the outbox counts. */
+/**
+ * The primary's client sessions of the test database (who, state, wait, transaction age, query), the
+ * worker's last; its replication to the standby; and the outbox counts.
+ */
 async function sessions(): Promise<string> {
   const probe = postgres(cluster.url("primary"), { max: 1, onnotice: () => {}, connect_timeout: 5 });
   try {
     const rows = await probe<{ line: string }[]>`
-      SELECT concat_ws(' ', state, wait_event_type || ':' || wait_event,
+      SELECT concat_ws(' ', application_name, pid, state, wait_event_type || ':' || wait_event,
         round(extract(epoch FROM now() - xact_start) * 1000) || ' ms', left(regexp_replace(query, '\s+', ' ', 'g'), 80)) AS line
-      FROM pg_stat_activity WHERE datname = 'postel' AND pid <> pg_backend_pid()`;
+      FROM pg_stat_activity WHERE datname = 'postel' AND pid <> pg_backend_pid()
+      ORDER BY application_name = 'postel-worker', application_name, pid`;
+    const replication = await probe<{ line: string }[]>`
+      SELECT concat_ws(' ', 'replication:', application_name, state, sync_state, 'write lag', write_lag,
+        'flush lag', flush_lag, 'replay lag', replay_lag) AS line
+      FROM pg_stat_replication`;
     const [counts] = await probe<{ line: string }[]>`
       SELECT concat_ws(', ',
         (SELECT string_agg(status || ' ' || n, ' ') FROM (SELECT status, count(*) n FROM postel.messages GROUP BY 1) m),
         (SELECT string_agg(status || ' ' || n, ' ') FROM (SELECT status, count(*) n FROM postel.deliveries GROUP BY 1) d)) AS line`;
-    return [...rows.map((row) => row.line), `messages / deliveries by status: ${counts?.line}`].join("\n");
+    return [
+      ...rows.map((row) => row.line),
+      ...replication.map((row) => row.line),
+      `messages / deliveries by status: ${counts?.line}`,
+    ].join("\n");
   } catch (error) {
     return `(the primary did not answer: ${String(error)})`;
   } finally {
@@ -139,6 +223,32 @@ async function whileDelivering(
   }
 }
 
+/**
+ * From the strike on, whenever no request has arrived for 2 s, records once per silence what the
+ * primary's sessions were doing (see sessions()): what a failed gap assertion shows.
+ */
+function watchSilences(origin: number): { snapshots: string[]; stop(): void } {
+  const snapshots: string[] = [];
+  let snapshotOf = -1;
+  let busy = false;
+  const timer = setInterval(() => {
+    const last = Math.max(origin, receiver.arrivals.at(-1)?.at ?? origin);
+    if (busy || Date.now() - last < 2_000 || snapshotOf === last || snapshots.length >= 3) return;
+    busy = true;
+    snapshotOf = last;
+    void sessions()
+      .then((text) =>
+        snapshots.push(
+          `--- ${((Date.now() - origin) / 1000).toFixed(1)} s, silent for ${Date.now() - last} ms:\n${text}`,
+        ),
+      )
+      .finally(() => {
+        busy = false;
+      });
+  }, 250);
+  return { snapshots, stop: () => clearInterval(timer) };
+}
+
 type Strike = "stop" | "kill" | "cut";
 
 async function strikeAndRecover(strike: Strike): Promise<void> {
@@ -147,11 +257,17 @@ async function strikeAndRecover(strike: Strike): Promise<void> {
   receiver.arrivals.length = 0;
   receiver.delivered.clear();
   const url = cluster.url("primary");
-  const options = { outbound: { storage: PostgresStorage({ url }), http: { allowPrivateNetworks: true } } };
-  const worker = Postel(options);
-  const sending = Postel(options);
+  // Named, so the sessions a failure lists say whose they are.
+  const named = (name: string) => `${url}${url.includes("?") ? "&" : "?"}application_name=${name}`;
+  const options = (name: string) => ({
+    outbound: { storage: PostgresStorage({ url: named(name) }), http: { allowPrivateNetworks: true } },
+  });
+  const worker = Postel(options("postel-worker"));
+  const sending = Postel(options("postel-sender"));
+  const probe = startCommitProbe(url);
   const workerErrors: string[] = [];
   let struckAt = Number.POSITIVE_INFINITY;
+  let silences: ReturnType<typeof watchSilences> | undefined;
   worker.on("error", ({ context, error }) =>
     workerErrors.push(
       `${((Date.now() - struckAt) / 1000).toFixed(2)} s ${context}: ${String(error).slice(0, 200)}`,
@@ -171,10 +287,11 @@ async function strikeAndRecover(strike: Strike): Promise<void> {
       stallMs: 30_000,
       capMs: 240_000,
     }).catch(async (error: unknown) => {
-      throw new Error(await failure(error, startedAt, workerErrors));
+      throw new Error(await failure(error, startedAt, workerErrors, probe));
     });
 
     struckAt = Date.now();
+    silences = watchSilences(struckAt);
     const old = await cluster.primary();
     if (strike === "stop") await cluster.stopPrimary();
     if (strike === "kill") await cluster.killPrimary();
@@ -192,7 +309,7 @@ async function strikeAndRecover(strike: Strike): Promise<void> {
       // Longer than a lease (60 s): a claim whose COMMIT landed as its session was cut waits it out.
       { stallMs: 90_000, capMs: 240_000 },
     ).catch(async (error: unknown) => {
-      throw new Error(await failure(error, startedAt, workerErrors));
+      throw new Error(await failure(error, startedAt, workerErrors, probe));
     });
 
     // Resumed within 2 s of the primary taking writes, and no freeze after: no gap between requests
@@ -216,12 +333,15 @@ async function strikeAndRecover(strike: Strike): Promise<void> {
       const second = Math.floor((arrival.at - struckAt) / 1000);
       timeline.set(second, (timeline.get(second) ?? 0) + 1);
     }
+    silences?.stop();
     const story =
+      `${silences?.snapshots.join("\n") ?? ""}\n` +
       `struck at 0, writable at ${((writableAt - struckAt) / 1000).toFixed(1)} s; arrivals per second: ` +
       [...timeline]
         .sort((a, b) => a[0] - b[0])
         .map(([second, n]) => `${second}:${n}`)
         .join(" ") +
+      `\nthe database's longest spans without a commit after writable: ${probe.stalls(writableAt, until, struckAt)}` +
       `\nworker errors (${workerErrors.length}), the last:\n${workerErrors.slice(-25).join("\n")}`;
     expect(Math.max(...gaps), `longest time without a delivery after writable; ${story}`).toBeLessThanOrEqual(
       RESUME_WITHIN_MS,
@@ -260,6 +380,8 @@ async function strikeAndRecover(strike: Strike): Promise<void> {
         `wake-up median ${latencies[10]} ms`,
     );
   } finally {
+    silences?.stop();
+    await probe.stop();
     await worker.close();
     await sending.close();
   }

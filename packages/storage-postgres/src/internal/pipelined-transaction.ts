@@ -1,11 +1,19 @@
-import type { PendingQuery, ReservedSql, Row, RowList, Sql } from "postgres";
+import type { PendingQuery, Row, RowList, Sql, TransactionSql } from "postgres";
 
 /**
- * Runs `BEGIN; ...statements; COMMIT` on one reserved connection without waiting between them, so a
- * multi-statement transaction costs one round trip. If a statement fails, the server aborts the
- * transaction, the rest fail with 25P02, COMMIT answers ROLLBACK, and the first error is thrown.
- * Each statement still gets its own snapshot (READ COMMITTED), so a later statement sees the rows an
- * earlier `SELECT ... FOR UPDATE` waited for.
+ * Runs `BEGIN`, then `statements` without waiting between them, then `COMMIT`, in one transaction on
+ * one connection (postgres.js's `sql.begin`): three round trips whatever the number of statements. If
+ * a statement fails, the server aborts the transaction, the rest fail with 25P02, postgres.js rolls
+ * back and the first error is thrown. Each statement still gets its own snapshot (READ COMMITTED), so a
+ * later statement sees the rows an earlier `SELECT ... FOR UPDATE` waited for.
+ *
+ * Not `sql.reserve()` with BEGIN and COMMIT in the pipeline (one round trip): postgres.js 3.4.9's
+ * `reserve()` never settles when it has to open the connection it reserves and `fetch_types` is off
+ * (porsager/postgres#751, #1219): the connection's first ReadyForQuery returns before it hands the
+ * connection to the reserve. Postel's own pool turns `fetch_types` off once it knows the types (see
+ * query-pool.ts), so after every failover the first claim or outcome on the new pool hung until some
+ * other query (a lease renewal, up to 30 s later) freed a connection: issue 24's test on a loaded CI
+ * machine. `begin` opens its connection with an ordinary query, which settles.
  *
  * The statements are keyed batch writes (a few dozen rows found by primary key or a selective index)
  * and run with generic plans (`plan_cache_mode = force_generic_plan`): postgres.js prepares them, and
@@ -22,54 +30,13 @@ import type { PendingQuery, ReservedSql, Row, RowList, Sql } from "postgres";
  */
 export async function pipelinedTransaction(
   sql: Sql,
-  statements: (tx: ReservedSql) => PendingQuery<Row[]>[],
+  statements: (tx: Sql) => PendingQuery<Row[]>[],
 ): Promise<RowList<Row[]>[]> {
-  const tx = await sql.reserve();
-  let connectionLost = false;
-  try {
-    const queries = [
-      tx`BEGIN`,
-      tx`SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`,
-      ...statements(tx),
-      tx`COMMIT`,
-    ];
-    // When the connection drops (a database restart), postgres.js 3.4 never settles the queries it
-    // queued behind an unanswered one on a reserved connection: stop at the first connection error.
-    const lost = new Promise<unknown>((resolve) => {
-      for (const query of queries) query.catch((error: unknown) => isConnectionLoss(error) && resolve(error));
-    });
-    const settled = await Promise.race([Promise.allSettled(queries), lost]);
-    if (!Array.isArray(settled)) {
-      connectionLost = true;
-      throw settled;
-    }
-    const failed = settled.find((result) => result.status === "rejected");
-    if (failed) throw failed.reason;
-    return settled.slice(2, -1).map((result) => (result as PromiseFulfilledResult<RowList<Row[]>>).value);
-  } finally {
-    // postgres.js 3.4 puts a released connection back in its open queue even after it closed, and the
-    // next query on it crashes the process from a timer (its socket is null). A lost connection is
-    // already in the pool's closed queue (to be reconnected on demand): leave it there.
-    if (!connectionLost) tx.release();
-  }
-}
-
-// postgres.js connection errors, socket errors, and FATAL server errors, after which the server closes
-// the connection (e.g. 57P01 "terminating connection due to administrator command").
-const CONNECTION_LOST = new Set([
-  "CONNECTION_CLOSED",
-  "CONNECTION_DESTROYED",
-  "CONNECTION_ENDED",
-  "ECONNRESET",
-  "ECONNREFUSED",
-  "EPIPE",
-  "ETIMEDOUT",
-]);
-
-function isConnectionLoss(error: unknown): boolean {
-  if (typeof error !== "object" || error === null) return false;
-  const { code, severity } = error as { code?: unknown; severity?: unknown };
-  return (
-    (typeof code === "string" && CONNECTION_LOST.has(code)) || severity === "FATAL" || severity === "PANIC"
-  );
+  const results = await sql.begin((tx: TransactionSql) => [
+    tx`SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`,
+    // The statement builders take a pool (tests EXPLAIN them on one); the transaction's tagged
+    // template, unsafe() and helpers are the same.
+    ...statements(tx as unknown as Sql),
+  ]);
+  return (results as RowList<Row[]>[]).slice(1);
 }
