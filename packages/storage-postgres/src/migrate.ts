@@ -1,5 +1,6 @@
 import { SchemaMismatchError } from "@postel/core";
 import type { Sql } from "postgres";
+import { begin } from "./internal/begin.js";
 import { assertPostgresJs } from "./internal/connection.js";
 import { asConnectionError } from "./internal/connection-errors.js";
 import { type MigrationFile, loadMigrations } from "./internal/migration-files.js";
@@ -27,7 +28,7 @@ interface AppliedMigration {
 export async function migrate(sql: Sql, now: () => number = Date.now): Promise<void> {
   assertPostgresJs(sql, "migrate() argument");
   const files = await loadMigrations();
-  const migrating = sql.begin(async (tx) => {
+  const migrating = begin(sql, async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY}::bigint)`;
     await tx`SET LOCAL client_min_messages = warning`;
     await tx`CREATE SCHEMA IF NOT EXISTS postel`;

@@ -1,8 +1,10 @@
-import type { PendingQuery, Row, RowList, Sql, TransactionSql } from "postgres";
+import type { PendingQuery, Row, RowList, Sql } from "postgres";
+import { begin } from "./begin.js";
 
 /**
  * Runs `BEGIN`, then `statements` without waiting between them, then `COMMIT`, in one transaction on
- * one connection (postgres.js's `sql.begin`): three round trips whatever the number of statements. If
+ * one connection (postgres.js's `sql.begin`, through {@link begin}): three round trips whatever the
+ * number of statements. If
  * a statement fails, the server aborts the transaction, the rest fail with 25P02, postgres.js rolls
  * back and the first error is thrown. Each statement still gets its own snapshot (READ COMMITTED), so a
  * later statement sees the rows an earlier `SELECT ... FOR UPDATE` waited for.
@@ -32,11 +34,13 @@ export async function pipelinedTransaction(
   sql: Sql,
   statements: (tx: Sql) => PendingQuery<Row[]>[],
 ): Promise<RowList<Row[]>[]> {
-  const results = await sql.begin((tx: TransactionSql) => [
-    tx`SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`,
-    // The statement builders take a pool (tests EXPLAIN them on one); the transaction's tagged
-    // template, unsafe() and helpers are the same.
-    ...statements(tx as unknown as Sql),
-  ]);
+  const results = await begin(sql, (tx) =>
+    Promise.all([
+      tx`SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`,
+      // The statement builders take a pool (tests EXPLAIN them on one); the transaction's tagged
+      // template, unsafe() and helpers are the same.
+      ...statements(tx as unknown as Sql),
+    ]),
+  );
   return (results as RowList<Row[]>[]).slice(1);
 }

@@ -1,5 +1,6 @@
 import type { ClaimedDelivery, LeaseRequest, LimitedClaim } from "@postel/core";
 import type { Sql } from "postgres";
+import { begin } from "../internal/begin.js";
 import { asJson, DELIVERY_COLUMNS, PREFIXED_MESSAGE_COLUMNS, type RawRow } from "../internal/rows.js";
 import { leaseToken, toClaimedDelivery } from "./claim.js";
 
@@ -19,7 +20,7 @@ export async function claimLimited(
   const wanted = claims.filter((claim) => claim.want > 0);
   if (wanted.length === 0) return [];
   const ids = wanted.map((claim) => claim.endpointId);
-  const rows = await sql.begin(async (tx) => {
+  const rows = await begin(sql, async (tx) => {
     await tx`
       SELECT pg_advisory_xact_lock(hashtextextended('postel.endpoint-limits:' || id, 0))
       FROM unnest(${ids}::text[]) AS id ORDER BY id`;

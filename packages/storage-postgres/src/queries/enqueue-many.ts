@@ -1,5 +1,6 @@
 import { type NewMessage, PostelError, planEnqueueMany } from "@postel/core";
 import type { Sql } from "postgres";
+import { begin } from "../internal/begin.js";
 import type { PostgresTransaction } from "../internal/transaction.js";
 import { asJson, epochMs } from "../internal/rows.js";
 import { statement as sql, type Statement } from "../internal/statement.js";
@@ -31,7 +32,7 @@ export async function enqueueMany(
   if (tx !== undefined) return insertAll(executorFor(pool, tx), messages, first, inserts);
   // One INSERT is atomic by itself (the SELECT of taken keys after it only reads): no BEGIN/COMMIT.
   if (inserts.length === 1) return insertAll(executorFor(pool, undefined), messages, first, inserts);
-  return pool.begin((own) => insertAll(executorFor(pool, own), messages, first, inserts));
+  return begin(pool, (own) => insertAll(executorFor(pool, own), messages, first, inserts));
 }
 
 async function insertAll(

@@ -6,6 +6,7 @@ import {
   statsOfEndpoints,
 } from "@postel/core";
 import type { Sql, TransactionSql } from "postgres";
+import { begin } from "../internal/begin.js";
 import { epochMs, type RawRow } from "../internal/rows.js";
 
 /**
@@ -55,7 +56,7 @@ export function statsStatement(sql: Sql | TransactionSql, query: StatsQuery) {
  * 50-row threshold, has never been analyzed), and compiling the plan took ~1 s (bench `dashboard`).
  */
 export async function stats(sql: Sql, query: StatsQuery): Promise<StorageStats> {
-  const [row] = await sql.begin(async (tx) => {
+  const [row] = await begin(sql, async (tx) => {
     await tx`SET LOCAL jit = off`;
     return statsStatement(tx, query);
   });
