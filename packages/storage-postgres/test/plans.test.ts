@@ -86,14 +86,17 @@ test("no plan the worker runs reads more than a batch of a table's rows, though 
     },
   });
   try {
-    await postel.outbound.endpoints.create({ url: receiver.url, types: ["*"] });
+    await postel.outbound.endpoints.create({ url: receiver.url, types: ["order.*"] });
+    // An endpoint with a limit: its work is claimed by claimLimited, a transaction of its own.
+    await postel.outbound.endpoints.create({ url: receiver.url, types: ["limited.*"], maxInFlight: 4 });
     await postel.start();
     // A first drain while the tables are (nearly) empty: the plans are made now.
-    const first = await postel.outbound.sendBatch(
-      Array.from({ length: 100 }, (_, i) => ({ type: "order.created", data: { i } })),
-    );
+    const first = await postel.outbound.sendBatch([
+      ...Array.from({ length: 100 }, (_, i) => ({ type: "order.created", data: { i } })),
+      ...Array.from({ length: 20 }, (_, i) => ({ type: "limited.created", data: { i } })),
+    ]);
     await eventually(
-      "the first 100 delivered",
+      "the first 120 delivered",
       () => first.every((m) => receiver.delivered.has(m.id)),
       60_000,
     );
@@ -101,7 +104,10 @@ test("no plan the worker runs reads more than a batch of a table's rows, though 
     // Then the tables grow to 3,100 rows each, under those same plans.
     const ids: string[] = [];
     for (let i = 0; i < 3_000; i += 500) {
-      const batch = Array.from({ length: 500 }, (_, j) => ({ type: "order.created", data: { i: i + j } }));
+      const batch = Array.from({ length: 500 }, (_, j) => ({
+        type: j % 10 === 0 ? "limited.created" : "order.created",
+        data: { i: i + j },
+      }));
       ids.push(...(await postel.outbound.sendBatch(batch)).map((m) => m.id));
     }
     await eventually("3,000 more delivered", () => ids.every((id) => receiver.delivered.has(id)), 120_000);
@@ -121,8 +127,10 @@ test("no plan the worker runs reads more than a batch of a table's rows, though 
       (p) => p.query.includes("json_to_recordset") && p.query.includes("changed AS"),
     );
     const claims = late.filter((p) => p.query.includes("FOR UPDATE SKIP LOCKED"));
+    const limitedClaims = late.filter((p) => p.query.includes("endpoint_rate_buckets"));
     expect(outcomes.length, "the outcome statement ran after the tables grew").toBeGreaterThan(0);
     expect(claims.length, "the claim statement ran after the tables grew").toBeGreaterThan(0);
+    expect(limitedClaims.length, "the limited endpoint's claim ran after the tables grew").toBeGreaterThan(0);
     const offenders: string[] = [];
     for (const { query, plan } of late) {
       for (const node of nodesOf(plan)) {

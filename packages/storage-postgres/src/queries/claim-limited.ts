@@ -21,6 +21,8 @@ export async function claimLimited(
   if (wanted.length === 0) return [];
   const ids = wanted.map((claim) => claim.endpointId);
   const rows = await begin(sql, async (tx) => {
+    // The plan settings of the worker's other transactions (see pipelinedTransaction).
+    await tx`SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`;
     await tx`
       SELECT pg_advisory_xact_lock(hashtextextended('postel.endpoint-limits:' || id, 0))
       FROM unnest(${ids}::text[]) AS id ORDER BY id`;

@@ -108,8 +108,21 @@ export async function recordFanout(
       leased: lease !== undefined && d.queued !== true,
     })),
   }));
+  // In a pipelined transaction: its plan settings (no sequential scans, generic plans) and the
+  // messages reached through their keys as an array too. Planned alone while the messages table was
+  // empty, it read the whole table at every fan-out (test/plans.test.ts).
+  const [rows = []] = await pipelinedTransaction(sql, (tx) => [recordFanoutStatement(tx, input, now, lease)]);
+  return sharingMessages(rows);
+}
+
+function recordFanoutStatement(
+  sql: Sql,
+  input: unknown[],
+  now: number,
+  lease: { owner: string; until: number } | undefined,
+): PendingQuery<RawRow[]> {
   const leased = lease !== undefined;
-  const rows = await sql<RawRow[]>`
+  return sql<RawRow[]>`
     WITH input AS (
       SELECT * FROM json_to_recordset(${asJson(input)}::text::json)
         AS i(message_id text, token text, expired boolean, deliveries json)
@@ -121,7 +134,8 @@ export async function recordFanout(
         finished_at = CASE WHEN i.expired OR json_array_length(i.deliveries) = 0
           THEN ${now}::bigint ELSE m.finished_at END
       FROM input i
-      WHERE m.id = i.message_id AND m.lease_token = i.token AND m.fanned_out_at IS NULL
+      WHERE m.id = i.message_id AND m.id = ANY(ARRAY(SELECT message_id FROM input))
+        AND m.lease_token = i.token AND m.fanned_out_at IS NULL
       RETURNING ${sql.unsafe(PREFIXED_MESSAGE_COLUMNS)}, i.expired, i.deliveries
     ), d AS (
       INSERT INTO postel.deliveries AS d (id, message_id, endpoint_id, webhook_id, status, retries_used,
@@ -142,7 +156,6 @@ export async function recordFanout(
       CASE WHEN row_number() OVER (PARTITION BY d.message_id ORDER BY d.id) = 1 THEN f.m_payload END AS m_payload
     FROM d JOIN fenced f ON f.m_id = d.message_id
     WHERE d.lease_token IS NOT NULL`;
-  return sharingMessages(rows);
 }
 
 /** Claimed deliveries from rows where only one row per message carries the payload; they share its record. */
