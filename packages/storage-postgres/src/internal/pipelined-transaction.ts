@@ -1,13 +1,17 @@
 import type { PendingQuery, Row, RowList, Sql } from "postgres";
 import { begin } from "./begin.js";
 
+/** The worker's plan settings for the rest of its transaction (see {@link pipelinedTransaction}). */
+export const PLAN_SETTINGS =
+  "SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)";
+
 /**
  * Runs `BEGIN`, then `statements` without waiting between them, then `COMMIT`, in one transaction on
  * one connection (postgres.js's `sql.begin`, through {@link begin}): three round trips whatever the
- * number of statements. If
- * a statement fails, the server aborts the transaction, the rest fail with 25P02, postgres.js rolls
- * back and the first error is thrown. Each statement still gets its own snapshot (READ COMMITTED), so a
- * later statement sees the rows an earlier `SELECT ... FOR UPDATE` waited for.
+ * number of statements. If a statement fails, the server aborts the transaction, the rest fail with
+ * 25P02, postgres.js rolls back and the first error is thrown. Each statement still gets its own
+ * snapshot (READ COMMITTED), so a later statement sees the rows an earlier `SELECT ... FOR UPDATE`
+ * waited for.
  *
  * Not `sql.reserve()` with BEGIN and COMMIT in the pipeline (one round trip): postgres.js 3.4.9's
  * `reserve()` never settles when it has to open the connection it reserves and `fetch_types` is off
@@ -36,7 +40,7 @@ export async function pipelinedTransaction(
 ): Promise<RowList<Row[]>[]> {
   const results = await begin(sql, (tx) =>
     Promise.all([
-      tx`SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`,
+      tx.unsafe(PLAN_SETTINGS),
       // The statement builders take a pool (tests EXPLAIN them on one); the transaction's tagged
       // template, unsafe() and helpers are the same.
       ...statements(tx as unknown as Sql),
