@@ -31,9 +31,11 @@ export class Child<Report extends { type: string }, Command> {
     const path = fileURLToPath(new URL(`./${script}.js`, import.meta.url));
     // BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of every child (open it in Chrome DevTools).
     const profile = process.env["BENCH_CPU_PROFILE"];
+    // BENCH_NODE_ARGS="--trace-deopt ..." passes V8 flags NODE_OPTIONS refuses to every child.
+    const extra = (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== "");
     const child = fork(path, [JSON.stringify(config)], {
       stdio: ["ignore", "inherit", "inherit", "ipc"],
-      execArgv: profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : [],
+      execArgv: [...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []), ...extra],
     });
     return new Child<R, C>(script, child);
   }

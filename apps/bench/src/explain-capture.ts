@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres, { type Notice, type Sql } from "postgres";
 
@@ -44,6 +44,7 @@ export function explainingPool(url: string, dir: string, label: string): { sql: 
   return {
     sql,
     write() {
+      mkdirSync(dir, { recursive: true });
       for (const [statement, list] of plans) {
         const sorted = [...list].sort((a, b) => a.ms - b.ms);
         const median = sorted[Math.floor(sorted.length / 2)]!;
