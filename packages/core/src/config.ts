@@ -5,6 +5,7 @@ import { type Duration, parseDuration } from "./duration.js";
 import { ConfigurationError, type ConfigurationIssue } from "./errors.js";
 import type { InboundSourceOptions } from "@postel/signing/inbound";
 import type { Endpoint, OutboundEvent } from "./outbound/types.js";
+import { type AnyEventCatalog, isEventCatalog } from "./outbound/catalog.js";
 import { defaultRandom, type Random } from "./random.js";
 import type { AutoDisableSettings, CircuitBreakerSettings } from "./storage/records.js";
 import type { Storage } from "./storage/storage.js";
@@ -111,8 +112,17 @@ export interface HttpOptions {
 }
 
 /** Options of the sending side. */
-export interface OutboundOptions<S extends Storage<unknown> = Storage<unknown>> {
+export interface OutboundOptions<
+  S extends Storage<unknown> = Storage<unknown>,
+  E extends AnyEventCatalog | undefined = AnyEventCatalog | undefined,
+> {
   storage: S;
+  /**
+   * The event catalog (`defineEvents()`): with it, `send()` takes only declared types, infers and
+   * checks `data` against their schemas, and endpoints subscribe only to globs matching a declared
+   * type. Default: none (any valid type, any JSON data).
+   */
+  events?: E;
   /** Default retry policy. Default `ExponentialBackoff()`. */
   retryPolicy?: RetryPolicy;
   /** Policies endpoints can reference by name (needed for `Custom` policies on endpoints). */
@@ -141,8 +151,9 @@ export interface OutboundOptions<S extends Storage<unknown> = Storage<unknown>> 
 export interface PostelOptions<
   S extends Storage<unknown> = Storage<unknown>,
   I extends Record<string, InboundSourceOptions<unknown>> = Record<string, InboundSourceOptions<unknown>>,
+  E extends AnyEventCatalog | undefined = AnyEventCatalog | undefined,
 > {
-  outbound?: OutboundOptions<S>;
+  outbound?: OutboundOptions<S, E>;
   /** Named sources webhooks are received from: `{ billing: { verify: "whsec_...", dedup } }`. */
   inbound?: I;
   /** Source of time. Default: the system clock. Tests pass a `ManualClock`. */
@@ -188,6 +199,8 @@ export interface OutboundConfig {
   maxPayloadBytes: number;
   filters: Record<string, (event: OutboundEvent) => boolean>;
   transforms: Record<string, (event: OutboundEvent, endpoint: Endpoint) => unknown>;
+  /** Null without a catalog. */
+  events: AnyEventCatalog | null;
 }
 
 /** Retention after validation, in milliseconds. */
@@ -407,6 +420,9 @@ const OutboundSchema = v.strictObject({
     {},
   ),
   maxPayloadBytes: v.optional(count("maxPayloadBytes", 1), 256 * 1024),
+  events: v.optional(
+    v.custom<AnyEventCatalog>(isEventCatalog, "must be an event catalog made by defineEvents({ ... })"),
+  ),
   filters: v.optional(
     v.pipe(
       objectNotArray("filters"),
@@ -541,6 +557,7 @@ export function parsePostelOptions(options: unknown, workerId: () => string): Po
     maxPayloadBytes: outbound.maxPayloadBytes,
     filters: outbound.filters,
     transforms: outbound.transforms,
+    events: outbound.events ?? null,
   };
   if (config.workers.leaseDurationMs < 1000) {
     issues.push({

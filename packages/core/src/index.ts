@@ -1,6 +1,6 @@
 export type { TelemetryOptions } from "./telemetry/telemetry.js";
 export { Postel } from "./postel.js";
-export type { Outbound, PostelInstance } from "./postel.js";
+export type { Outbound, PostelInstance, SendInput } from "./postel.js";
 export type {
   AutoDisableOptions,
   CircuitBreakerOptions,
@@ -41,6 +41,19 @@ export type { Page } from "./outbound/page.js";
 export { PAGE_LIMITS } from "./outbound/page.js";
 export { SEARCH_WINDOW } from "./outbound/messages.js";
 export { SEND_BATCH_MAX_BYTES, SEND_BATCH_MAX_EVENTS } from "./outbound/send-batch.js";
+export {
+  type AnyEventCatalog,
+  type CatalogEvent,
+  type CatalogReceived,
+  defineEvents,
+  EVENT_CATALOG_MAX_TYPES,
+  EVENT_DESCRIPTION_MAX,
+  EVENT_GROUP_MAX,
+  type EventCatalog,
+  type EventDefinition,
+  type EventDefinitions,
+  isEventCatalog,
+} from "./outbound/catalog.js";
 export type { ReplayedDelivery, ReplayOptions, ReplayProgress, ReplaySelection } from "./outbound/replay.js";
 export type { PruneOptions, PruneResult } from "./outbound/prune.js";
 export type {

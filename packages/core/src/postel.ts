@@ -25,14 +25,23 @@ import { type PruneOptions, type PruneResult, prune } from "./outbound/prune.js"
 import { send } from "./outbound/send.js";
 import { sendBatch } from "./outbound/send-batch.js";
 import type { SendEvent, SendResult } from "./outbound/types.js";
+import type { AnyEventCatalog, CatalogEvent, EventCatalog } from "./outbound/catalog.js";
 import type { Storage, TransactionOf } from "./storage/storage.js";
 import { loadOpenTelemetryApi } from "./telemetry/load-api.js";
 import { Telemetry } from "./telemetry/telemetry.js";
 import { Receiver } from "@postel/signing/inbound";
 import type { InboundSourceOptions } from "@postel/signing/inbound";
 
+/**
+ * The event `send()` and `sendBatch()` take: with an event catalog, one of its declared types with
+ * `data` its schema accepts (a discriminated union on `type`); without one, any {@link SendEvent}.
+ */
+export type SendInput<E extends AnyEventCatalog | undefined> = [E] extends [EventCatalog<infer D>]
+  ? CatalogEvent<D, Omit<SendEvent, "type" | "data">>
+  : SendEvent;
+
 /** The sending side: `postel.outbound`. */
-export interface Outbound<S extends Storage<unknown>> {
+export interface Outbound<S extends Storage<unknown>, E extends AnyEventCatalog | undefined = undefined> {
   /**
    * Enqueues an event: one INSERT, no network I/O. Pass `{ tx }` to commit or roll back with your
    * own transaction.
@@ -42,7 +51,7 @@ export interface Outbound<S extends Storage<unknown>> {
    *   await postel.outbound.send({ type: "order.created", data: order }, { tx });
    * });
    */
-  send(event: SendEvent, options?: { tx?: TransactionOf<S> }): Promise<SendResult>;
+  send(event: SendInput<E>, options?: { tx?: TransactionOf<S> }): Promise<SendResult>;
   /**
    * Enqueues many events at once: each is validated exactly as `send()` validates it (a bad one
    * throws its coded `InvalidInputError`, its message naming the index, e.g. `events[3].type: ...`,
@@ -60,7 +69,7 @@ export interface Outbound<S extends Storage<unknown>> {
    *   );
    * });
    */
-  sendBatch(events: readonly SendEvent[], options?: { tx?: TransactionOf<S> }): Promise<SendResult[]>;
+  sendBatch(events: readonly SendInput<E>[], options?: { tx?: TransactionOf<S> }): Promise<SendResult[]>;
   endpoints: EndpointsApi;
   messages: MessagesApi;
   /** Dead-lettered deliveries, newest first, paged (the `dead_letter` view as an API). */
@@ -99,9 +108,10 @@ export interface Outbound<S extends Storage<unknown>> {
 export interface PostelInstance<
   S extends Storage<unknown>,
   I extends Record<string, InboundSourceOptions<unknown>> = Record<string, InboundSourceOptions<unknown>>,
+  E extends AnyEventCatalog | undefined = undefined,
 > {
   /** The sending side (throws a `ConfigurationError` when `outbound` was not configured). */
-  outbound: Outbound<S>;
+  outbound: Outbound<S, E>;
   /** The receiving side (throws a `ConfigurationError` when `inbound` was not configured). */
   inbound: Receiver<I>;
   /**
@@ -131,7 +141,8 @@ export interface PostelInstance<
 export function Postel<
   S extends Storage<unknown>,
   I extends Record<string, InboundSourceOptions<unknown>> = Record<string, InboundSourceOptions<unknown>>,
->(options: PostelOptions<S, I>): PostelInstance<S, I> {
+  E extends AnyEventCatalog | undefined = undefined,
+>(options: PostelOptions<S, I, E>): PostelInstance<S, I, E> {
   const parsed = parsePostelOptions(options, () => `w_${randomUUID().slice(0, 8)}`);
   const { outbound, clock, random } = parsed;
   // Loaded only when telemetry is on: off, nothing of OpenTelemetry is installed, loaded or called.
@@ -222,9 +233,13 @@ export function Postel<
     },
     outbound: {
       send: (event, sendOptions) =>
-        send({ config: outbound, clock, newId, wake, telemetry }, event, sendOptions),
+        send({ config: outbound, clock, newId, wake, telemetry }, event as SendEvent, sendOptions),
       sendBatch: (events, sendOptions) =>
-        sendBatch({ config: outbound, clock, newId, wake, telemetry }, events, sendOptions),
+        sendBatch(
+          { config: outbound, clock, newId, wake, telemetry },
+          events as readonly SendEvent[],
+          sendOptions,
+        ),
       endpoints: createEndpointsApi({ config: outbound, clock, newId, changed: () => cache.invalidate() }),
       messages: createMessagesApi(outbound),
       deadLetters: createDeadLettersApi(outbound),
@@ -266,15 +281,17 @@ function notConfigured(side: "inbound" | "outbound", example: string): never {
 }
 
 /** A Postel with only a receiver: every outbound call explains how to configure it. */
-function receiverOnly<S extends Storage<unknown>, I extends Record<string, InboundSourceOptions<unknown>>>(
-  receiver: Receiver<I> | undefined,
-): PostelInstance<S, I> {
+function receiverOnly<
+  S extends Storage<unknown>,
+  I extends Record<string, InboundSourceOptions<unknown>>,
+  E extends AnyEventCatalog | undefined,
+>(receiver: Receiver<I> | undefined): PostelInstance<S, I, E> {
   const missing = () => notConfigured("outbound", "{ outbound: { storage: InMemoryStorage() } }");
   return {
     get inbound() {
       return receiver ?? notConfigured("inbound", '{ inbound: { billing: { verify: "whsec_..." } } }');
     },
-    get outbound(): Outbound<S> {
+    get outbound(): Outbound<S, E> {
       return missing();
     },
     start: async () => missing(),

@@ -1,5 +1,6 @@
 import { createSigner } from "@postel/signing";
 import * as v from "valibot";
+import { unmatchedGlobs } from "./catalog.js";
 import { ExponentialBackoff, LinearBackoff, type RetryPolicy } from "../backoff.js";
 import {
   AutoDisableSchema,
@@ -160,7 +161,11 @@ export function parseEndpointInput(
   const fields: Partial<EndpointFields> = {};
   if (o.url !== undefined) fields.url = o.url;
   if (o.description !== undefined) fields.description = o.description;
-  if (o.types !== undefined) fields.types = o.types;
+  if (o.types !== undefined) {
+    // Against the catalog: a glob no declared type matches would never receive anything.
+    if (config.events) problems.push(...unmatchedGlobs(config.events, o.types));
+    fields.types = o.types;
+  }
   if (o.filter !== undefined) {
     if (o.filter !== null) {
       for (const problem of validateEventFilter(o.filter))

@@ -3,10 +3,12 @@ import * as v from "valibot";
 import type { Clock } from "../clock.js";
 import type { OutboundConfig } from "../config.js";
 import { type Duration, toMs } from "../duration.js";
-import { NotFoundError, PostelError } from "../errors.js";
+import { InvalidInputError, NotFoundError, PostelError } from "../errors.js";
+import { compileTypeGlobs, isValidEventType } from "../type-glob.js";
 import { assertEndpointUrlAllowed } from "../http/network-policy.js";
 import type { IdGenerator } from "../ids.js";
 import type { EndpointRecord, EndpointState } from "../storage/records.js";
+import { assertDeclared } from "./catalog.js";
 import { parseEndpointInput } from "./endpoint-input.js";
 import { isLookupId } from "./lookup-id.js";
 import {
@@ -65,6 +67,16 @@ export interface EndpointsApi {
   rotateSecret(id: string, options?: { secret?: string; overlap?: Duration }): Promise<string>;
   /** The newest signing secret (the receiver verifies with it; for `whsk_` keys, derive the `whpk_`). */
   secret(id: string): Promise<string>;
+  /**
+   * The endpoints a message of `type` is fanned out to, oldest first: every live endpoint whose
+   * `types` globs match it (disabled ones included: they get the delivery, held). `tenantId` narrows
+   * it to what a message of that tenant reaches (`null`: messages without a tenant); without it,
+   * every tenant's. An endpoint's `filter` or `filterFn` may still drop a given event: they read its
+   * data. With an event catalog, a type it does not declare throws `UNKNOWN_EVENT_TYPE`.
+   * @example
+   * const receivers = await postel.outbound.endpoints.forType("order.created", { tenantId: "acme" });
+   */
+  forType(type: string, options?: { tenantId?: string | null }): Promise<Endpoint[]>;
 }
 
 interface EndpointsDeps {
@@ -182,6 +194,27 @@ export function createEndpointsApi({ config, clock, newId, changed }: EndpointsD
     async secret(id) {
       const endpoint = await mustGet(id);
       return endpoint.secrets[0]!.secret;
+    },
+    async forType(type, options = {}) {
+      if (!isValidEventType(type)) {
+        throw new InvalidInputError(
+          "INVALID_EVENT_TYPE",
+          `Event type ${quote(type)} is invalid: use 1-255 letters, digits and "_ . : - /", e.g. "order.created".`,
+        );
+      }
+      const { tenantId } = options;
+      if (tenantId !== undefined && tenantId !== null && typeof tenantId !== "string") {
+        throw new InvalidInputError(
+          "INVALID_ARGUMENT",
+          "tenantId must be a string, null (no tenant) or left out (every tenant).",
+        );
+      }
+      if (config.events) assertDeclared(config.events, type);
+      const endpoints = await storage.allEndpoints();
+      return endpoints
+        .filter((e) => (tenantId === undefined || e.tenantId === tenantId) && compileTypeGlobs(e.types)(type))
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map(publicEndpoint);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { ConfigurationError, InvalidInputError } from "../errors.js";
 import type { NewMessage } from "../storage/records.js";
 import type { EnqueueOptions } from "../storage/storage.js";
+import { type AnyEventCatalog, checkAgainstCatalog } from "./catalog.js";
 import { type SendDeps, toNewMessage } from "./send.js";
 import type { SendEvent, SendResult } from "./types.js";
 
@@ -39,11 +40,12 @@ export async function sendBatch<Tx>(
     );
   }
   if (events.length === 0) return [];
+  const checked = !deps.config.events ? events : await checkAll(deps.config.events, events);
   const now = deps.clock.now();
   const messages: NewMessage[] = new Array(events.length);
   let bytes = 0;
   for (let i = 0; i < events.length; i++) {
-    const { message, size } = toNewMessage(deps, events[i] as SendEvent, now, `events[${i}]`);
+    const { message, size } = toNewMessage(deps, checked[i] as SendEvent, now, `events[${i}]`);
     bytes += size;
     if (bytes > SEND_BATCH_MAX_BYTES) {
       throw new InvalidInputError(
@@ -69,4 +71,18 @@ export async function sendBatch<Tx>(
   // One wake-up per batch: without `tx` the rows are visible now; inside one, NOTIFY or the poll finds them after commit.
   if (results.some((result) => !result.reused)) deps.wake();
   return results;
+}
+
+/**
+ * Every event checked against the catalog (schemas may be asynchronous: all run at once). The error
+ * thrown is that of the first failing event in input order, whichever schema settled first.
+ */
+async function checkAll(catalog: AnyEventCatalog, events: readonly SendEvent[]): Promise<SendEvent[]> {
+  const settled = await Promise.allSettled(
+    events.map((event, i) => checkAgainstCatalog(catalog, event, `events[${i}]`)),
+  );
+  return settled.map((result) => {
+    if (result.status === "rejected") throw result.reason;
+    return result.value;
+  });
 }

@@ -3,6 +3,7 @@ import type { OutboundConfig } from "../config.js";
 import { parseDuration } from "../duration.js";
 import { InvalidInputError } from "../errors.js";
 import { unstorable } from "../storable-text.js";
+import { checkAgainstCatalog } from "./catalog.js";
 import { quote } from "./quote.js";
 import type { IdGenerator } from "../ids.js";
 import type { NewMessage } from "../storage/records.js";
@@ -22,15 +23,19 @@ export interface SendDeps {
 }
 
 /**
- * Validates an event and writes it to the outbox: one INSERT, joining `tx` when given, and no
- * network I/O. Everything is checked before the write, so bad input never leaves a half-written row.
+ * Validates an event (against the event catalog too, when there is one) and writes it to the
+ * outbox: one INSERT, joining `tx` when given, and no network I/O. Everything is checked before the
+ * write, so bad input never leaves a half-written row. With a catalog, what is stored (and signed and
+ * sent) is the schema's output for `data`.
  */
 export async function send<Tx>(
   deps: SendDeps,
   event: SendEvent,
   options: EnqueueOptions<Tx> = {},
 ): Promise<SendResult> {
-  const { message } = toNewMessage(deps, event, deps.clock.now());
+  const catalog = deps.config.events;
+  const checked = !catalog ? event : await checkAgainstCatalog(catalog, event);
+  const { message } = toNewMessage(deps, checked, deps.clock.now());
   if (deps.telemetry !== null) {
     const traceContext = deps.telemetry.sendContext();
     if (traceContext !== undefined) message.traceContext = traceContext;
