@@ -3,11 +3,12 @@ import * as v from "valibot";
 import { describe, expect, expectTypeOf, test } from "vitest";
 import { z } from "zod";
 import { ManualClock } from "../src/clock.js";
-import { ConfigurationError, isPostelError } from "../src/errors.js";
+import { ConfigurationError } from "../src/errors.js";
 import { type AnyEventCatalog, defineEvents } from "../src/outbound/catalog.js";
 import type { SendEvent } from "../src/outbound/types.js";
 import { Postel, type SendInput } from "../src/postel.js";
 import { InMemoryStorage } from "../src/storage/in-memory-storage.js";
+import { refusal } from "./support/refusal.js";
 
 const events = defineEvents({
   "order.created": {
@@ -45,15 +46,6 @@ function postelWith<E extends AnyEventCatalog | undefined>(catalog: E) {
     outbound: { storage, events: catalog, http: { allowPrivateNetworks: true } },
   });
   return { postel, storage };
-}
-
-async function errorOf(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(isPostelError(error), `expected a PostelError, got ${String(error)}`).toBe(true);
-  return error as { code: string; message: string };
 }
 
 describe("defineEvents()", () => {
@@ -114,7 +106,7 @@ describe("send() with a catalog", () => {
     const { postel } = postelWith(events);
     // Untyped JavaScript callers get the same refusal at run time.
     const untyped = postel.outbound as unknown as { send(event: SendEvent): Promise<unknown> };
-    const error = await errorOf(untyped.send({ type: "order.creatd", data: { id: "x", total: 1 } }));
+    const error = await refusal(untyped.send({ type: "order.creatd", data: { id: "x", total: 1 } }));
     expect(error.code).toBe("UNKNOWN_EVENT_TYPE");
     expect(error.message).toContain(
       '"order.creatd" is not in the event catalog (order.created, order.refunded',
@@ -132,7 +124,7 @@ describe("send() with a catalog", () => {
     async (_, type, data, paths) => {
       const { postel } = postelWith(events);
       const untyped = postel.outbound as unknown as { send(event: SendEvent): Promise<unknown> };
-      const error = await errorOf(untyped.send({ type, data }));
+      const error = await refusal(untyped.send({ type, data }));
       expect(error.code).toBe("INVALID_EVENT_DATA");
       expect(error.message).toContain(`Event data does not match the schema of "${type}"`);
       for (const path of paths)
@@ -172,7 +164,7 @@ describe("send() with a catalog", () => {
   test("sendBatch() names the first failing event's index and writes none of the batch", async () => {
     const { postel } = postelWith(events);
     const untyped = postel.outbound as unknown as { sendBatch(events: SendEvent[]): Promise<unknown> };
-    const error = await errorOf(
+    const error = await refusal(
       untyped.sendBatch([
         { type: "order.created", data: { id: "a", total: 1 } },
         { type: "customer.changed", data: { id: "nope" } },
@@ -181,7 +173,7 @@ describe("send() with a catalog", () => {
     );
     expect(error.code).toBe("INVALID_EVENT_DATA");
     expect(error.message).toMatch(/^events\[1\]: Event data does not match the schema of "customer.changed"/);
-    const undeclared = await errorOf(
+    const undeclared = await refusal(
       untyped.sendBatch([
         { type: "order.created", data: { id: "a", total: 1 } },
         { type: "order.deleted", data: {} },
@@ -195,15 +187,15 @@ describe("send() with a catalog", () => {
   test("shape errors keep their codes: the catalog checks a well-formed event's type and data", async () => {
     const { postel } = postelWith(events);
     const untyped = postel.outbound as unknown as { send(event: unknown): Promise<unknown> };
-    expect((await errorOf(untyped.send({ type: "has space", data: 1 }))).code).toBe("INVALID_EVENT_TYPE");
-    expect((await errorOf(untyped.send(null))).code).toBe("INVALID_EVENT");
+    expect((await refusal(untyped.send({ type: "has space", data: 1 }))).code).toBe("INVALID_EVENT_TYPE");
+    expect((await refusal(untyped.send(null))).code).toBe("INVALID_EVENT");
   });
 });
 
 describe("endpoints with a catalog", () => {
   test("a glob that matches no declared type is refused on create and update, naming it", async () => {
     const { postel } = postelWith(events);
-    const create = await errorOf(
+    const create = await refusal(
       postel.outbound.endpoints.create({ url: "https://example.com/hooks", types: ["order.*", "ordr.*"] }),
     );
     expect(create.code).toBe("INVALID_ENDPOINT");
@@ -212,7 +204,7 @@ describe("endpoints with a catalog", () => {
       url: "https://example.com/hooks",
       types: ["order.*"],
     });
-    const update = await errorOf(postel.outbound.endpoints.update(endpoint.id, { types: ["invoice.paid"] }));
+    const update = await refusal(postel.outbound.endpoints.update(endpoint.id, { types: ["invoice.paid"] }));
     expect(update.message).toContain('types[0]: "invoice.paid" matches no event type');
     expect((await postel.outbound.endpoints.get(endpoint.id))?.types).toEqual(["order.*"]);
   });
@@ -235,7 +227,7 @@ describe("endpoints with a catalog", () => {
     expect(await ids("customer.updated")).toEqual([customers.id, everything.id, acme.id]);
     expect(await ids("customer.updated", { tenantId: null })).toEqual([customers.id, everything.id]);
     expect(await ids("customer.updated", { tenantId: "acme" })).toEqual([acme.id]);
-    expect((await errorOf(postel.outbound.endpoints.forType("customer.deleted"))).code).toBe(
+    expect((await refusal(postel.outbound.endpoints.forType("customer.deleted"))).code).toBe(
       "UNKNOWN_EVENT_TYPE",
     );
   });
@@ -247,7 +239,7 @@ describe("without a catalog", () => {
     await postel.outbound.send({ type: "anything.at.all", data: { whatever: [1, 2] } });
     await postel.outbound.endpoints.create({ url: "https://example.com/hooks", types: ["ordr.*"] });
     expect(await postel.outbound.endpoints.forType("ordr.created")).toHaveLength(1);
-    expect((await errorOf(postel.outbound.endpoints.forType("has space"))).code).toBe("INVALID_EVENT_TYPE");
+    expect((await refusal(postel.outbound.endpoints.forType("has space"))).code).toBe("INVALID_EVENT_TYPE");
   });
 });
 

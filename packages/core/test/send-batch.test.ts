@@ -1,21 +1,13 @@
 import { describe, expect, test, vi } from "vitest";
 import { ManualClock } from "../src/clock.js";
 import type { OutboundConfig } from "../src/config.js";
-import { isPostelError } from "../src/errors.js";
+
 import { createIdGenerator } from "../src/ids.js";
 import { SEND_BATCH_MAX_BYTES, SEND_BATCH_MAX_EVENTS, sendBatch } from "../src/outbound/send-batch.js";
 import { Postel } from "../src/postel.js";
 import { InMemoryStorage } from "../src/storage/in-memory-storage.js";
 import { harness } from "./support/harness.js";
-
-async function refusal(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(isPostelError(error), `expected a PostelError, got ${String(error)}`).toBe(true);
-  return error as { code: string; message: string };
-}
+import { refusal } from "./support/refusal.js";
 
 const good = (i: number) => ({ type: "order.created", data: { i } });
 

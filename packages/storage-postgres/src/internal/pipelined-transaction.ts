@@ -1,9 +1,16 @@
 import type { PendingQuery, Row, RowList, Sql } from "postgres";
 import { begin } from "./begin.js";
 
-/** The worker's plan settings for the rest of its transaction (see {@link pipelinedTransaction}). */
-export const PLAN_SETTINGS =
+const PLAN_SETTINGS =
   "SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)";
+
+/**
+ * Applies the worker's plan settings for the rest of `tx`'s transaction (see
+ * {@link pipelinedTransaction}), as a prepared statement: parsed and planned once per connection.
+ */
+export function planSettings(tx: Pick<Sql, "unsafe">): PendingQuery<Row[]> {
+  return tx.unsafe(PLAN_SETTINGS, [], { prepare: true });
+}
 
 /**
  * Runs `BEGIN`, then `statements` without waiting between them, then `COMMIT`, in one transaction on
@@ -40,7 +47,7 @@ export async function pipelinedTransaction(
 ): Promise<RowList<Row[]>[]> {
   const results = await begin(sql, (tx) =>
     Promise.all([
-      tx.unsafe(PLAN_SETTINGS),
+      planSettings(tx),
       // The statement builders take a pool (tests EXPLAIN them on one); the transaction's tagged
       // template, unsafe() and helpers are the same.
       ...statements(tx as unknown as Sql),

@@ -1,7 +1,7 @@
 import type { ClaimedDelivery, LeaseRequest, LimitedClaim } from "@postel/core";
 import type { Sql } from "postgres";
 import { begin } from "../internal/begin.js";
-import { PLAN_SETTINGS } from "../internal/pipelined-transaction.js";
+import { planSettings } from "../internal/pipelined-transaction.js";
 import { asJson, DELIVERY_COLUMNS, PREFIXED_MESSAGE_COLUMNS, type RawRow } from "../internal/rows.js";
 import { leaseToken, toClaimedDelivery } from "./claim.js";
 
@@ -23,7 +23,7 @@ export async function claimLimited(
   const ids = wanted.map((claim) => claim.endpointId);
   const rows = await begin(sql, async (tx) => {
     // The plan settings of the worker's other transactions (see pipelinedTransaction).
-    await tx.unsafe(PLAN_SETTINGS);
+    await planSettings(tx);
     await tx`
       SELECT pg_advisory_xact_lock(hashtextextended('postel.endpoint-limits:' || id, 0))
       FROM unnest(${ids}::text[]) AS id ORDER BY id`;
