@@ -18,6 +18,8 @@ const QUEUED = 5_000;
 // the pool's budget bounds (workers.concurrency "auto" goes up to 1,024).
 const IN_FLIGHT_BOUND = 1_024;
 const RESUME_WITHIN_MS = 2_000;
+// A span this long without a probe commit (it commits every 100 ms) is the database not taking commits.
+const PROBE_STALL_MS = 500;
 
 let cluster: FailoverCluster;
 let receiver: TestReceiver;
@@ -83,6 +85,8 @@ interface CommitProbe {
   commits: number[];
   /** The longest spans between commits in [from, to], longest first, relative to `origin`. */
   stalls(from: number, to: number, origin: number): string;
+  /** The spans within `from`..`to` longer than `minMs` between two commits (`from` counts as one). */
+  spansWithoutCommit(from: number, to: number, minMs: number): { from: number; to: number }[];
   stop(): Promise<void>;
 }
 
@@ -130,6 +134,13 @@ function startCommitProbe(url: string): CommitProbe {
           .map((span) => `${span.ms} ms from ${((span.from - origin) / 1000).toFixed(1)} s`)
           .join(", ") + ` (${commits.filter((at) => at >= from && at <= to).length} commits)`
       );
+    },
+    spansWithoutCommit(from, to, minMs) {
+      const within = [from, ...commits.filter((at) => at > from && at < to), to];
+      return within
+        .slice(1)
+        .map((at, i) => ({ from: within[i]!, to: at }))
+        .filter((span) => span.to - span.from > minMs);
     },
     stop: async () => {
       running = false;
@@ -343,9 +354,20 @@ async function strikeAndRecover(strike: Strike): Promise<void> {
         .join(" ") +
       `\nthe database's longest spans without a commit after writable: ${probe.stalls(writableAt, until, struckAt)}` +
       `\nworker errors (${workerErrors.length}), the last:\n${workerErrors.slice(-25).join("\n")}`;
-    expect(Math.max(...gaps), `longest time without a delivery after writable; ${story}`).toBeLessThanOrEqual(
-      RESUME_WITHIN_MS,
-    );
+    // A gap counts only the time the database took commits: pg_auto_failover can hold every commit
+    // for seconds after the first write succeeded (the old primary rejoining as the synchronous
+    // standby), and the probe (a plain postgres.js client on the same URL, committing every 100 ms)
+    // sees that too. CI once saw a 2,419 ms gap inside a 2,954 ms span without a probe commit.
+    const stalls = probe.spansWithoutCommit(writableAt, until, PROBE_STALL_MS);
+    const excused = (from: number, to: number) =>
+      stalls.reduce((ms, span) => ms + Math.max(0, Math.min(to, span.to) - Math.max(from, span.from)), 0);
+    const bounds = [writableAt, ...after];
+    const committingGaps = gaps.map((gap, i) => gap - excused(bounds[i]!, bounds[i]! + gap));
+    expect(
+      Math.max(...committingGaps),
+      `longest time without a delivery after writable while the database took commits ` +
+        `(${Math.max(...gaps)} ms in all); ${story}`,
+    ).toBeLessThanOrEqual(RESUME_WITHIN_MS);
     // Duplicates only of what was in flight at the strike.
     const repeated = [...receiver.delivered.values()].filter((times) => times > 1).length;
     expect(repeated).toBeLessThanOrEqual(IN_FLIGHT_BOUND);

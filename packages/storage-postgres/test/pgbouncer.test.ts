@@ -3,6 +3,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { PostgresStorage } from "../src/index.js";
 import { createTestDatabase, type TestDatabase } from "./support/database.js";
+import { eventually } from "./support/outbox.js";
 import { PGBOUNCER_BINARY, type PgBouncer, startPgBouncer } from "./support/pgbouncer.js";
 import { startReceiver, type TestReceiver } from "./support/receiver.js";
 
@@ -79,6 +80,13 @@ describe.skipIf(missing)("through PgBouncer (pool_mode = transaction)", () => {
       const ms = await deliveredWithin(ids, 5_000);
       expect(ms).toBeLessThan(5_000);
       expect(ids.map((id) => receiver.delivered.get(id))).toEqual(ids.map(() => 1));
+      // The receiver counts a request before its answer is back at the worker: the attempt is
+      // recorded after that, so wait for it rather than race it.
+      await eventually(
+        "the first message's attempt is recorded",
+        async () => (await sender.outbound.messages.attempts(ids[0]!)).length > 0,
+        10_000,
+      );
       expect(await sender.outbound.messages.attempts(ids[0]!)).toHaveLength(1);
     } finally {
       await app.end();
