@@ -122,26 +122,25 @@ function startCommitProbe(url: string): CommitProbe {
     }
     await sql.end({ timeout: 1 }).catch(() => {});
   })();
+  function spansWithoutCommit(from: number, to: number, minMs: number): { from: number; to: number }[] {
+    const within = [from, ...commits.filter((at) => at > from && at < to), to];
+    return within
+      .slice(1)
+      .map((at, i) => ({ from: within[i]!, to: at }))
+      .filter((span) => span.to - span.from > minMs);
+  }
   return {
     commits,
     stalls(from, to, origin) {
-      const within = [from, ...commits.filter((at) => at > from && at < to), to];
-      const spans = within.slice(1).map((at, i) => ({ from: within[i]!, ms: at - within[i]! }));
       return (
-        spans
-          .sort((a, b) => b.ms - a.ms)
+        spansWithoutCommit(from, to, 0)
+          .sort((a, b) => b.to - b.from - (a.to - a.from))
           .slice(0, 3)
-          .map((span) => `${span.ms} ms from ${((span.from - origin) / 1000).toFixed(1)} s`)
+          .map((span) => `${span.to - span.from} ms from ${((span.from - origin) / 1000).toFixed(1)} s`)
           .join(", ") + ` (${commits.filter((at) => at >= from && at <= to).length} commits)`
       );
     },
-    spansWithoutCommit(from, to, minMs) {
-      const within = [from, ...commits.filter((at) => at > from && at < to), to];
-      return within
-        .slice(1)
-        .map((at, i) => ({ from: within[i]!, to: at }))
-        .filter((span) => span.to - span.from > minMs);
-    },
+    spansWithoutCommit,
     stop: async () => {
       running = false;
       await loop;
@@ -260,6 +259,54 @@ function watchSilences(origin: number): { snapshots: string[]; stop(): void } {
   return { snapshots, stop: () => clearInterval(timer) };
 }
 
+/**
+ * Records when each of the worker's claims, outcome writes and endpoint reads started, how long it
+ * took and how it ended: what a failed gap assertion shows of where the time went.
+ */
+function traceCalls(origin: () => number): {
+  wrap(storage: PostgresStorageInstance): PostgresStorageInstance;
+  between(from: number, to: number): string;
+} {
+  const calls: { at: number; line: string }[] = [];
+  const traced = /^(claim|record|endpointsRevision|allEndpoints)/;
+  return {
+    wrap: (storage) =>
+      new Proxy(storage, {
+        get(target, key) {
+          const value: unknown = Reflect.get(target, key, target);
+          if (typeof value !== "function") return value;
+          if (!traced.test(String(key))) return value.bind(target);
+          return (...args: unknown[]) => {
+            const at = Date.now();
+            const pending = Promise.resolve(value.apply(target, args));
+            const done = (outcome: string) =>
+              calls.push({
+                at,
+                line: `${((at - origin()) / 1000).toFixed(2)} s +${Date.now() - at} ms ${String(key)}: ${outcome}`,
+              });
+            pending.then(
+              () => done("ok"),
+              (error: unknown) =>
+                done(
+                  String(error)
+                    .replace(/^.*?: (?=[a-z])/i, "")
+                    .slice(0, 120),
+                ),
+            );
+            return pending;
+          };
+        },
+      }),
+    between: (from, to) =>
+      calls
+        .filter((call) => call.at >= from && call.at <= to)
+        .sort((a, b) => a.at - b.at)
+        .slice(0, 60)
+        .map((call) => call.line)
+        .join("\n"),
+  };
+}
+
 type Strike = "stop" | "kill" | "cut";
 
 async function strikeAndRecover(strike: Strike): Promise<void> {
@@ -270,14 +317,17 @@ async function strikeAndRecover(strike: Strike): Promise<void> {
   const url = cluster.url("primary");
   // Named, so the sessions a failure lists say whose they are.
   const named = (name: string) => `${url}${url.includes("?") ? "&" : "?"}application_name=${name}`;
-  const options = (name: string) => ({
-    outbound: { storage: PostgresStorage({ url: named(name) }), http: { allowPrivateNetworks: true } },
+  let struckAt = Number.POSITIVE_INFINITY;
+  const calls = traceCalls(() => struckAt);
+  const options = (name: string, storage = PostgresStorage({ url: named(name) })) => ({
+    outbound: { storage, http: { allowPrivateNetworks: true } },
   });
-  const worker = Postel(options("postel-worker"));
+  const worker = Postel(
+    options("postel-worker", calls.wrap(PostgresStorage({ url: named("postel-worker") }))),
+  );
   const sending = Postel(options("postel-sender"));
   const probe = startCommitProbe(url);
   const workerErrors: string[] = [];
-  let struckAt = Number.POSITIVE_INFINITY;
   let silences: ReturnType<typeof watchSilences> | undefined;
   worker.on("error", ({ context, error }) =>
     workerErrors.push(
@@ -353,7 +403,9 @@ async function strikeAndRecover(strike: Strike): Promise<void> {
         .map(([second, n]) => `${second}:${n}`)
         .join(" ") +
       `\nthe database's longest spans without a commit after writable: ${probe.stalls(writableAt, until, struckAt)}` +
-      `\nworker errors (${workerErrors.length}), the last:\n${workerErrors.slice(-25).join("\n")}`;
+      `\nworker errors (${workerErrors.length}), the last:\n${workerErrors.slice(-25).join("\n")}` +
+      `\nthe worker's storage calls from 3 s before writable to its first delivery after:\n` +
+      calls.between(writableAt - 3_000, (after[0] ?? until) + 500);
     // A gap counts only the time the database took commits: pg_auto_failover can hold every commit
     // for seconds after the first write succeeded (the old primary rejoining as the synchronous
     // standby), and the probe (a plain postgres.js client on the same URL, committing every 100 ms)
