@@ -1,4 +1,5 @@
 import type { Command } from "./command.js";
+import { catalogCommands } from "./commands/catalog.js";
 import { deadLetterCommands } from "./commands/dead-letters.js";
 import { endpointStateCommands } from "./commands/endpoint-state.js";
 import { endpointCommands } from "./commands/endpoints.js";
@@ -20,6 +21,7 @@ export const COMMANDS: readonly Command[] = [
   ...pruneCommands,
   ...statsCommands,
   ...tailCommands,
+  ...catalogCommands,
 ];
 
 /** Words that take a subcommand (`postel endpoints list`). */

@@ -51,7 +51,10 @@ export function describeFailure(error: unknown): { code: string; message: string
         exitCode: EXIT.database,
       };
     }
-    const badInput = error instanceof InvalidInputError || error instanceof ConfigurationError;
+    const badInput =
+      error instanceof InvalidInputError ||
+      error instanceof ConfigurationError ||
+      code === "EVENT_SCHEMA_NOT_EXPRESSIBLE";
     return { code, message, exitCode: badInput ? EXIT.usage : EXIT.unexpected };
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -54,6 +54,14 @@ export {
   type EventDefinitions,
   isEventCatalog,
 } from "./outbound/catalog.js";
+export {
+  CatalogExportError,
+  type CatalogExportIssue,
+  catalogJsonSchemas,
+  catalogOpenApi,
+  type JsonSchema,
+  type OpenApiOptions,
+} from "./outbound/catalog-export.js";
 export type { ReplayedDelivery, ReplayOptions, ReplayProgress, ReplaySelection } from "./outbound/replay.js";
 export type { PruneOptions, PruneResult } from "./outbound/prune.js";
 export type {

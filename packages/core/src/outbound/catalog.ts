@@ -25,6 +25,12 @@ export interface EventDefinition<Schema extends StandardSchemaV1 = StandardSchem
   deprecated?: boolean | string;
   /** Where the type is listed in the published catalog (e.g. `"orders"`). Default: none. */
   group?: string;
+  /**
+   * The JSON Schema (draft 2020-12) of `data` as receivers get it, for the published catalog: only
+   * for a schema its library cannot express (a transform's output, a custom check) or that has no
+   * Standard JSON Schema converter. Default: the schema's own (`~standard.jsonSchema.output`).
+   */
+  jsonSchema?: Record<string, unknown>;
 }
 
 /** The catalog's declarations: event type → its definition. */
@@ -227,14 +233,15 @@ function catalogIssues(definitions: unknown): ConfigurationIssue[] {
       issues.push({ path: at, message: "must be { schema, description, examples }" });
       continue;
     }
-    const { schema, description, examples, deprecated, group, ...rest } = definition as Record<
+    const { schema, description, examples, deprecated, group, jsonSchema, ...rest } = definition as Record<
       string,
       unknown
     >;
     for (const key of Object.keys(rest)) {
       issues.push({
         path: `${at}.${key}`,
-        message: "is not a field of an event definition (schema, description, examples, deprecated, group)",
+        message:
+          "is not a field of an event definition (schema, description, examples, deprecated, group, jsonSchema)",
       });
     }
     const standard = (schema as { "~standard"?: { version?: unknown; validate?: unknown } } | null)?.[
@@ -291,6 +298,15 @@ function catalogIssues(definitions: unknown): ConfigurationIssue[] {
       issues.push({
         path: `${at}.group`,
         message: `must be a name of 1-${EVENT_GROUP_MAX} letters, digits, spaces and "_ . : / -"`,
+      });
+    }
+    if (
+      jsonSchema !== undefined &&
+      (typeof jsonSchema !== "object" || jsonSchema === null || Array.isArray(jsonSchema))
+    ) {
+      issues.push({
+        path: `${at}.jsonSchema`,
+        message: 'must be a JSON Schema object, e.g. { type: "object", properties: { ... } }',
       });
     }
   }
