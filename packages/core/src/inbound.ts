@@ -18,15 +18,18 @@ export {
   readBody,
 } from "@postel/signing/inbound";
 export type {
+  CatalogPayload,
   ClaimResult,
   DedupKey,
   DedupStore,
+  EventOf,
   GateResponse,
   InboundErrorCode,
   InboundRequest,
   InboundSourceOptions,
   InboundSources,
   PayloadOf,
+  ReceivingCatalog,
   StandardSchemaV1,
   VerifiedEvent,
   VerifierInput,

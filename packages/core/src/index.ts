@@ -44,7 +44,6 @@ export { SEND_BATCH_MAX_BYTES, SEND_BATCH_MAX_EVENTS } from "./outbound/send-bat
 export {
   type AnyEventCatalog,
   type CatalogEvent,
-  type CatalogReceived,
   defineEvents,
   EVENT_CATALOG_MAX_TYPES,
   EVENT_DESCRIPTION_MAX,

@@ -12,6 +12,8 @@ export type { InboundErrorCode } from "./inbound/errors.js";
 export { payloadTooLarge, readBody } from "./inbound/read-body.js";
 export { errorResponse, Receiver } from "./inbound/receiver.js";
 export type {
+  CatalogPayload,
+  EventOf,
   GateResponse,
   InboundRequest,
   InboundSources,
@@ -20,7 +22,7 @@ export type {
   WebhookHandler,
 } from "./inbound/receiver.js";
 export type { OpenTelemetryApi, ReceiverTelemetry } from "./inbound/trace-gate.js";
-export type { InboundSourceOptions, VerifierInput } from "./inbound/sources.js";
+export type { InboundSourceOptions, ReceivingCatalog, VerifierInput } from "./inbound/sources.js";
 export type { StandardSchemaV1 } from "./inbound/standard-schema.js";
 export type { Clock as InboundClock } from "./inbound/clock.js";
 export { type Duration, formatDuration, parseDuration, toMs } from "./inbound/duration.js";

@@ -68,11 +68,6 @@ export type CatalogEvent<D extends EventDefinitions, Extra> = {
   [T in keyof D & string]: Extra & { type: T; data: StandardSchemaV1.InferInput<D[T]["schema"]> };
 }[keyof D & string];
 
-/** The event a receiver's handler gets for a catalog: `type` narrows `data` (the schema's output). */
-export type CatalogReceived<D extends EventDefinitions, Extra> = {
-  [T in keyof D & string]: Extra & { type: T; data: StandardSchemaV1.InferOutput<D[T]["schema"]> };
-}[keyof D & string];
-
 const CATALOG = Symbol.for("postel.eventCatalog");
 
 /**

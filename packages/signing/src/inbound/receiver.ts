@@ -5,7 +5,12 @@ import { type Clock, systemClock } from "./clock.js";
 import type { ClaimResult } from "./dedup.js";
 import { InboundError } from "./errors.js";
 import { payloadTooLarge } from "./read-body.js";
-import { type InboundSource, type InboundSourceOptions, parseInboundSources } from "./sources.js";
+import {
+  type InboundSource,
+  type InboundSourceOptions,
+  parseInboundSources,
+  type ReceivingCatalog,
+} from "./sources.js";
 import type { InferOutput } from "./standard-schema.js";
 import { type ReceiverTelemetry, traceGate } from "./trace-gate.js";
 
@@ -47,10 +52,46 @@ export type WebhookHandler<TPayload = unknown> = (event: VerifiedEvent<TPayload>
 /** The named sources a receiver was built with. */
 export type InboundSources = Record<string, InboundSourceOptions<unknown>>;
 type Sources = InboundSources;
-/** The payload type of source `K`: its schema's output, or `unknown` without a schema. */
-export type PayloadOf<S extends InboundSources, K extends keyof S> = S[K] extends { schema: infer Schema }
-  ? InferOutput<Schema>
-  : unknown;
+/** The body of a catalog event of type `T`: what a Postel sender POSTs (Standard Webhooks). */
+export interface CatalogPayload<T extends string = string, Data = unknown> {
+  type: T;
+  /** When the event was sent (ISO 8601), the same on every retry. */
+  timestamp: string;
+  data: Data;
+}
+
+type CatalogDefinitions<S, K extends keyof S> = S[K] extends { events: { definitions: infer D } } ? D : never;
+type DataOf<D, T extends keyof D> = D[T] extends { schema: infer Schema } ? InferOutput<Schema> : unknown;
+
+/**
+ * The payload type of source `K`: with `events`, a union of its declared types' bodies (`type`
+ * narrows `data`); else its schema's output, or `unknown` without a schema.
+ */
+export type PayloadOf<S extends InboundSources, K extends keyof S> = [CatalogDefinitions<S, K>] extends [
+  never,
+]
+  ? S[K] extends { schema: infer Schema }
+    ? InferOutput<Schema>
+    : unknown
+  : {
+      [T in keyof CatalogDefinitions<S, K> & string]: CatalogPayload<T, DataOf<CatalogDefinitions<S, K>, T>>;
+    }[keyof CatalogDefinitions<S, K> & string];
+
+/**
+ * The event the handler of source `K` gets. With `events`, a discriminated union: `event.type`
+ * narrows `event.data` (also in `event.payload`).
+ * @example
+ * webhook(receiver, "shop", (event) => {
+ *   if (event.type === "order.created") charge(event.data.total); // data typed by its schema
+ * });
+ */
+export type EventOf<S extends InboundSources, K extends keyof S> = [CatalogDefinitions<S, K>] extends [never]
+  ? VerifiedEvent<PayloadOf<S, K>>
+  : {
+      [T in keyof CatalogDefinitions<S, K> & string]: VerifiedEvent<
+        CatalogPayload<T, DataOf<CatalogDefinitions<S, K>, T>>
+      > & { type: T; data: DataOf<CatalogDefinitions<S, K>, T> };
+    }[keyof CatalogDefinitions<S, K> & string];
 
 /** The receiving side: verify and handle webhooks for named sources. Framework adapters wrap it. */
 export interface Receiver<S extends Sources = Sources> {
@@ -59,15 +100,12 @@ export interface Receiver<S extends Sources = Sources> {
   /** Largest body a source accepts; adapters stop reading past it. */
   maxBodyBytes(source: keyof S & string): number;
   /** Verifies, parses and validates; throws `InboundError` (with its HTTP `status`) otherwise. Does not deduplicate. */
-  verify<K extends keyof S & string>(
-    source: K,
-    request: InboundRequest,
-  ): Promise<VerifiedEvent<PayloadOf<S, K>>>;
+  verify<K extends keyof S & string>(source: K, request: InboundRequest): Promise<EventOf<S, K>>;
   /** The whole gate: verify → dedup → handler, answered as an HTTP response. Never throws. */
   handle<K extends keyof S & string>(
     source: K,
     request: InboundRequest,
-    handler: WebhookHandler<PayloadOf<S, K>>,
+    handler: (event: EventOf<S, K>) => unknown,
   ): Promise<GateResponse>;
 }
 
@@ -105,7 +143,13 @@ export function Receiver<S extends Sources>(options: {
     const now = clock.now();
     const { verified, verifierIndex } = runVerifiers(source, request, now);
     let payload = parsePayload(source, request.body);
-    if (source.schema) {
+    // A catalog event also carries its type and data on the event itself, for the handler to narrow.
+    let catalogEvent: { type: string; data: unknown } | undefined;
+    if (source.events) {
+      const envelope = await checkCatalogEvent(source, source.events, payload);
+      payload = envelope;
+      catalogEvent = { type: envelope.type, data: envelope.data };
+    } else if (source.schema) {
       const result = await source.schema["~standard"].validate(payload);
       if (result.issues) {
         const detail = result.issues
@@ -128,6 +172,7 @@ export function Receiver<S extends Sources>(options: {
       keyIndex: verified.keyIndex,
       payload: payload as never,
       body: request.body,
+      ...catalogEvent,
     };
   }
 
@@ -140,6 +185,14 @@ export function Receiver<S extends Sources>(options: {
     try {
       event = await verify(name, request);
     } catch (error) {
+      // A type this receiver does not know yet, acknowledged as asked: the handler never sees it.
+      if (
+        error instanceof InboundError &&
+        error.code === "UNKNOWN_EVENT_TYPE" &&
+        sources.get(name)?.unknownTypes === "acknowledge"
+      ) {
+        return json(200, { ok: true, ignored: true }, { "x-postel-ignored": "unknown-event-type" });
+      }
       return errorResponse(error);
     }
     const dedup = sources.get(name)?.dedup ?? null;
@@ -194,8 +247,10 @@ export function Receiver<S extends Sources>(options: {
   return {
     sources: [...sources.keys()],
     maxBodyBytes: (name) => sourceOf(name).maxBodyBytes,
-    verify: verify as Receiver<S>["verify"],
-    handle: (options.telemetry ? traceGate(handle, options.telemetry) : handle) as Receiver<S>["handle"],
+    verify: verify as unknown as Receiver<S>["verify"],
+    handle: (options.telemetry
+      ? traceGate(handle, options.telemetry)
+      : handle) as unknown as Receiver<S>["handle"],
   };
 }
 
@@ -226,6 +281,49 @@ function runVerifiers(source: InboundSource, request: InboundRequest, now: numbe
     best?.message ?? "No verifier accepted the request.",
     { cause: best },
   );
+}
+
+/** The body as a catalog event: a Standard Webhooks envelope of a declared type, `data` as its schema outputs it. */
+async function checkCatalogEvent(
+  source: InboundSource,
+  catalog: ReceivingCatalog,
+  payload: unknown,
+): Promise<CatalogPayload> {
+  const body = payload as Partial<CatalogPayload> | null;
+  if (
+    typeof body !== "object" ||
+    body === null ||
+    Array.isArray(body) ||
+    typeof body.type !== "string" ||
+    typeof body.timestamp !== "string" ||
+    !("data" in body)
+  ) {
+    throw new InboundError(
+      "PAYLOAD_INVALID",
+      `Source "${source.name}" takes catalog events: a JSON object { type, timestamp, data }.`,
+    );
+  }
+  const definition = Object.hasOwn(catalog.definitions, body.type)
+    ? catalog.definitions[body.type]
+    : undefined;
+  if (definition === undefined) {
+    throw new InboundError(
+      "UNKNOWN_EVENT_TYPE",
+      `Event type ${JSON.stringify(body.type.slice(0, 255))} is not in the catalog of source "${source.name}".`,
+    );
+  }
+  const result = await definition.schema["~standard"].validate(body.data);
+  if (result.issues) {
+    const detail = result.issues
+      .slice(0, 5)
+      .map((i) => `data${i.path && i.path.length > 0 ? "." : ""}${formatPath(i.path)}${i.message}`)
+      .join("; ");
+    throw new InboundError(
+      "PAYLOAD_INVALID",
+      `The data does not match the schema of ${JSON.stringify(body.type)} (source "${source.name}"): ${detail}.`,
+    );
+  }
+  return { type: body.type, timestamp: body.timestamp, data: result.value };
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });

@@ -18,10 +18,32 @@ export interface InboundSourceOptions<TPayload = unknown> {
   dedup?: DedupStore | { store: DedupStore; ttl?: Duration; processingTimeout?: Duration };
   /** Validate the parsed payload (any Standard Schema: valibot, zod, ...). */
   schema?: StandardSchemaV1<unknown, TPayload>;
+  /**
+   * The sender's event catalog (`defineEvents()` of `@postel/core`): the body must be a Standard
+   * Webhooks event `{ type, timestamp, data }` of a declared type whose `data` passes that type's
+   * schema, and the handler gets `event.type` narrowing `event.data` (the schema's output). Instead
+   * of `schema`.
+   */
+  events?: ReceivingCatalog;
+  /**
+   * A well-formed event of a type the catalog does not declare: `"refuse"` (default) answers 422
+   * `UNKNOWN_EVENT_TYPE` (a Postel sender dead-letters it, to replay once the receiver knows the
+   * type); `"acknowledge"` answers 200 without calling the handler.
+   */
+  unknownTypes?: "refuse" | "acknowledge";
   /** How to parse the verified body: JSON (default), form fields, or text. */
   parse?: "json" | "form" | "text";
   /** Largest body accepted, refused before hashing. Default 1 MiB. */
   maxBodyBytes?: number;
+}
+
+/**
+ * What a receiving source needs of an event catalog: each declared type's schema. `defineEvents()`
+ * of `@postel/core` makes one (the same definition the sender uses).
+ */
+export interface ReceivingCatalog {
+  readonly types: readonly string[];
+  readonly definitions: { readonly [type: string]: { readonly schema: StandardSchemaV1 } };
 }
 
 /** A source after validation. */
@@ -30,6 +52,8 @@ export interface InboundSource {
   verifiers: Verifier[];
   dedup: { store: DedupStore; ttlMs: number; processingTimeoutMs: number } | null;
   schema: StandardSchemaV1 | null;
+  events: ReceivingCatalog | null;
+  unknownTypes: "refuse" | "acknowledge";
   parse: "json" | "form" | "text";
   maxBodyBytes: number;
 }
@@ -38,6 +62,11 @@ const isVerifier = (x: unknown): x is Verifier =>
   typeof x === "object" && x !== null && typeof (x as Verifier).verify === "function";
 const isDedupStore = (x: unknown): x is DedupStore =>
   typeof x === "object" && x !== null && typeof (x as DedupStore).claim === "function";
+
+/** A catalog made by `defineEvents()` (any copy of `@postel/core`: the brand is a registered symbol). */
+function isReceivingCatalog(value: unknown): value is ReceivingCatalog {
+  return typeof value === "object" && value !== null && Symbol.for("postel.eventCatalog") in value;
+}
 
 /** Validates every source, throwing one `ConfigurationError` that lists every problem. */
 export function parseInboundSources(sources: unknown, pathPrefix = "inbound"): Map<string, InboundSource> {
@@ -62,11 +91,15 @@ function parseSource(
   issues: ConfigurationIssue[],
 ): InboundSource | null {
   if (typeof raw !== "object" || raw === null) {
-    issues.push({ path, message: "must be { verify, tolerance?, dedup?, schema?, parse?, maxBodyBytes? }" });
+    issues.push({
+      path,
+      message:
+        "must be { verify, tolerance?, dedup?, schema?, events?, unknownTypes?, parse?, maxBodyBytes? }",
+    });
     return null;
   }
   const o = raw as Record<string, unknown>;
-  const known = ["verify", "tolerance", "dedup", "schema", "parse", "maxBodyBytes"];
+  const known = ["verify", "tolerance", "dedup", "schema", "events", "unknownTypes", "parse", "maxBodyBytes"];
   for (const key of Object.keys(o))
     if (!known.includes(key))
       issues.push({ path: `${path}.${key}`, message: "unknown option (check the spelling)" });
@@ -82,7 +115,29 @@ function parseSource(
       message: "must be a Standard Schema (valibot, zod, arktype, ...)",
     });
   }
+  const events = o["events"];
+  if (events !== undefined && !isReceivingCatalog(events)) {
+    issues.push({
+      path: `${path}.events`,
+      message: "must be an event catalog made by defineEvents() of @postel/core",
+    });
+  }
+  if (events !== undefined && schema !== undefined) {
+    issues.push({
+      path: `${path}.schema`,
+      message: "give either schema or events: with a catalog, each type's schema checks its data",
+    });
+  }
+  const unknownTypes = o["unknownTypes"] ?? "refuse";
+  if (unknownTypes !== "refuse" && unknownTypes !== "acknowledge") {
+    issues.push({ path: `${path}.unknownTypes`, message: 'must be "refuse" or "acknowledge"' });
+  } else if (o["unknownTypes"] !== undefined && events === undefined) {
+    issues.push({ path: `${path}.unknownTypes`, message: "applies only with events (a catalog)" });
+  }
   const parse = o["parse"] ?? "json";
+  if (events !== undefined && parse !== "json") {
+    issues.push({ path: `${path}.parse`, message: 'must be "json" with events: catalog events are JSON' });
+  }
   if (parse !== "json" && parse !== "form" && parse !== "text")
     issues.push({ path: `${path}.parse`, message: 'must be "json", "form" or "text"' });
   const maxBodyBytes = o["maxBodyBytes"] ?? 1024 * 1024;
@@ -94,6 +149,8 @@ function parseSource(
     verifiers,
     dedup,
     schema: isStandardSchema(schema) ? schema : null,
+    events: isReceivingCatalog(events) ? events : null,
+    unknownTypes: unknownTypes === "acknowledge" ? "acknowledge" : "refuse",
     parse: parse as InboundSource["parse"],
     maxBodyBytes: maxBodyBytes as number,
   };
