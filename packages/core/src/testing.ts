@@ -16,6 +16,12 @@ export type {
   SeenRequest,
 } from "./testing/run-engine-scenarios.js";
 export { runEngineScenarios } from "./testing/run-engine-scenarios.js";
+/** The catalog write suite: an event the catalog refuses writes nothing, in or out of the caller's transaction. */
+export type {
+  CatalogWriteConformanceOptions,
+  CatalogWriteCounts,
+} from "./testing/run-catalog-write-conformance.js";
+export { runCatalogWriteConformance } from "./testing/run-catalog-write-conformance.js";
 export type {
   AdapterConformanceOptions,
   AdapterResponse,
