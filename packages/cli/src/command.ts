@@ -1,3 +1,4 @@
+import type { AnyEventCatalog } from "@postel/core";
 import type { Args, OptionSpec } from "./args.js";
 import type { OpenDatabase } from "./database.js";
 import type { Output } from "./output.js";
@@ -8,9 +9,14 @@ export interface Context {
   out: Output;
   /**
    * Opens `--db` (once); `create` lets `migrate` create a SQLite file that does not exist yet, and
-   * `allowPrivateNetworks` lets `endpoints create` take a URL on a private address.
+   * `allowPrivateNetworks` lets `endpoints create` take a URL on a private address, and `events`
+   * (the app's catalog) checks what `endpoints send-test` sends.
    */
-  open(options?: { create?: boolean; allowPrivateNetworks?: boolean }): Promise<OpenDatabase>;
+  open(options?: {
+    create?: boolean;
+    allowPrivateNetworks?: boolean;
+    events?: AnyEventCatalog;
+  }): Promise<OpenDatabase>;
   /** Milliseconds since the epoch (relative `--since` values count back from it). */
   now(): number;
   /** Resolves when the user presses Ctrl-C (SIGINT) or the process is asked to stop (SIGTERM). */

@@ -7,6 +7,7 @@ import { messageCommands } from "./commands/messages.js";
 import { migrateCommands } from "./commands/migrate.js";
 import { pruneCommands } from "./commands/prune.js";
 import { replayCommands } from "./commands/replay.js";
+import { sendTestCommands } from "./commands/send-test.js";
 import { statsCommands } from "./commands/stats.js";
 import { tailCommands } from "./commands/tail.js";
 
@@ -15,6 +16,7 @@ export const COMMANDS: readonly Command[] = [
   ...migrateCommands,
   ...endpointCommands,
   ...endpointStateCommands,
+  ...sendTestCommands,
   ...messageCommands,
   ...deadLetterCommands,
   ...replayCommands,

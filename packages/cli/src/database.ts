@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
-import { Postel, type PostelInstance, type Storage } from "@postel/core";
+import { type AnyEventCatalog, Postel, type PostelInstance, type Storage } from "@postel/core";
+import type { InboundSources } from "@postel/core/inbound";
 import { CliError, EXIT, usageError } from "./exit-codes.js";
 
 /** Where the CLI reads and writes: chosen by `--db` or `POSTEL_DATABASE_URL`. */
@@ -17,7 +18,8 @@ export interface DatabaseTarget {
 
 /** An open database: a Postel instance that never starts workers, and its storage. */
 export interface OpenDatabase {
-  postel: PostelInstance<Storage<unknown>>;
+  /** With `events` given to `openDatabase`, checked against that catalog (typed loosely: any catalog). */
+  postel: PostelInstance<Storage<unknown>, InboundSources, AnyEventCatalog | undefined>;
   storage: Storage<unknown> & { migrate(): Promise<void> };
   target: DatabaseTarget;
   close(): Promise<void>;
@@ -62,7 +64,7 @@ export function resolveTarget(flag: string | undefined, env: NodeJS.ProcessEnv):
  */
 export async function openDatabase(
   target: DatabaseTarget,
-  options: { create?: boolean; allowPrivateNetworks?: boolean } = {},
+  options: { create?: boolean; allowPrivateNetworks?: boolean; events?: AnyEventCatalog } = {},
 ): Promise<OpenDatabase> {
   if (target.file !== null && !options.create && !existsSync(target.file)) {
     throw new CliError(
@@ -82,7 +84,11 @@ export async function openDatabase(
   // Workers never start here: the CLI only reads, and writes what an operator asks for.
   // `allowPrivateNetworks` only affects the URL check of `endpoints create` (no request is sent here).
   const postel = Postel({
-    outbound: { storage, http: { allowPrivateNetworks: options.allowPrivateNetworks ?? false } },
+    outbound: {
+      storage,
+      http: { allowPrivateNetworks: options.allowPrivateNetworks ?? false },
+      ...(options.events ? { events: options.events } : {}),
+    },
   });
   return { postel, storage, target, close: () => postel.close() };
 }

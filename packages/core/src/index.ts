@@ -61,6 +61,7 @@ export {
   type JsonSchema,
   type OpenApiOptions,
 } from "./outbound/catalog-export.js";
+export type { TestEventInput } from "./outbound/send-test.js";
 export type { ReplayedDelivery, ReplayOptions, ReplayProgress, ReplaySelection } from "./outbound/replay.js";
 export type { PruneOptions, PruneResult } from "./outbound/prune.js";
 export type {

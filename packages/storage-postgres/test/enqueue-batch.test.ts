@@ -71,6 +71,21 @@ test("a duplicate id fails only its own enqueue; the rest of the batch lands", a
   expect(results[2]).toEqual({ status: "fulfilled", value: { id: others[1]!.id, reused: false } });
 });
 
+test("a test event batched beside other sends keeps its endpoint; the others have none", async () => {
+  // sendTest() enqueues without a transaction: beside concurrent sends, its row goes in their INSERT.
+  const probe = newMessage({ testEndpointId: "ep_test_batched" });
+  const plain = [newMessage(), newMessage()];
+  await Promise.all([plain[0]!, probe, plain[1]!].map((message) => storage.enqueue(message)));
+  expect((await storage.getMessage(probe.id))?.testEndpointId).toBe("ep_test_batched");
+  for (const message of plain) {
+    expect(await storage.getMessage(message.id)).not.toHaveProperty("testEndpointId");
+  }
+  const many = [newMessage(), newMessage({ testEndpointId: "ep_test_many" })];
+  await storage.enqueueMany(many);
+  expect(await storage.getMessage(many[0]!.id)).not.toHaveProperty("testEndpointId");
+  expect((await storage.getMessage(many[1]!.id))?.testEndpointId).toBe("ep_test_many");
+});
+
 test("a batch wakes subscribers once it is committed", async () => {
   let wakes = 0;
   const unsubscribe = await storage.subscribe!(() => {

@@ -32,6 +32,8 @@ export const messages = sqliteTable(
     leaseUntil: integer("lease_until"),
     // The sender's trace context (JSON of the propagator's fields), written only with telemetry on.
     traceContext: text("trace_context"),
+    // Set only on a test event (`endpoints.sendTest()`): fan-out sends it to this one endpoint only.
+    testEndpointId: text("test_endpoint_id"),
   },
   (t) => [
     uniqueIndex("postel_messages_idempotency_key")

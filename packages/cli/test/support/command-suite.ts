@@ -502,5 +502,52 @@ export function describeCommands(name: string, createDatabase: () => Promise<Tes
         tail.child.kill("SIGKILL");
       }
     });
+
+    // Last: the messages it sends would change the counts the listings above assert.
+    test("endpoints send-test queues one event for that endpoint only; the workers send it, marked as a test", async () => {
+      const catalog = new URL("../fixtures/events.mjs", import.meta.url).pathname;
+      const before = receiver.requests.length;
+      // ok subscribes to order.created only: the test reaches it anyway, and no other endpoint.
+      const queued = await run(
+        "endpoints",
+        "send-test",
+        ok.id,
+        "--type",
+        "order.cancelled",
+        "--catalog",
+        catalog,
+      );
+      expect(queued.code, queued.stderr).toBe(0);
+      const id = queued.stdout.trim();
+      expect(id).toMatch(/^msg_/);
+      expect(queued.stderr).toContain(`postel messages show ${id}`);
+      await drainAll(app);
+      const sent = receiver.requests.slice(before);
+      expect(sent.map((request) => request.path)).toEqual(["/ok"]);
+      expect(JSON.parse(sent[0]!.body.toString())).toMatchObject({
+        type: "order.cancelled",
+        data: { id: "ord_1" },
+      });
+      const shown = await json<{ message: Message }>("messages", "show", id);
+      expect(shown.message).toMatchObject({ id, testEndpointId: ok.id });
+      // Without a catalog the data must be given; the catalog refuses what it does not declare.
+      const given = await json<{ messageId: string }>(
+        "endpoints",
+        "send-test",
+        ok.id,
+        "--type",
+        "ping",
+        "--data",
+        '{"n":1}',
+      );
+      expect(given.messageId).toMatch(/^msg_/);
+      const noData = await run("endpoints", "send-test", ok.id, "--type", "ping");
+      expect(noData.code).toBe(2);
+      expect(noData.stderr).toContain("without an event catalog");
+      const undeclared = await run("endpoints", "send-test", ok.id, "--type", "ping", "--catalog", catalog);
+      expect(undeclared.code).toBe(2);
+      expect(undeclared.stderr).toContain("UNKNOWN_EVENT_TYPE");
+      await drainAll(app);
+    });
   });
 }

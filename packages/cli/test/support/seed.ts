@@ -4,11 +4,24 @@ import { type Clock, LinearBackoff, Postel, type PostelInstance, type Storage } 
 import { PostgresStorage } from "@postel/storage-postgres";
 import { SqliteStorage } from "@postel/storage-sqlite";
 
-/** A receiver on 127.0.0.1: `/ok` answers 200, `/fail` answers 500 with a body. */
-export async function startReceiver(): Promise<{ url(path: string): string; close(): Promise<void> }> {
+/** What the receiver was sent: the path and the body, in arrival order. */
+export interface ReceivedRequest {
+  path: string;
+  body: Buffer;
+}
+
+/** A receiver on 127.0.0.1: `/ok` answers 200, `/fail` answers 500 with a body; it keeps every request. */
+export async function startReceiver(): Promise<{
+  url(path: string): string;
+  requests: ReceivedRequest[];
+  close(): Promise<void>;
+}> {
+  const requests: ReceivedRequest[] = [];
   const server: Server = createServer((request, response) => {
-    request.resume();
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
+      requests.push({ path: request.url ?? "", body: Buffer.concat(chunks) });
       const ok = request.url === "/ok";
       response.writeHead(ok ? 200 : 500, { "content-type": "text/plain" });
       response.end(ok ? "thanks" : "boom: receiver is down");
@@ -18,6 +31,7 @@ export async function startReceiver(): Promise<{ url(path: string): string; clos
   const { port } = server.address() as AddressInfo;
   return {
     url: (path) => `http://127.0.0.1:${port}${path}`,
+    requests,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

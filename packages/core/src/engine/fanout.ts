@@ -133,7 +133,7 @@ const CATCH_UP_MS = 1_000;
 
 /**
  * The endpoints a message goes to: same tenant (both may be null), a matching type glob, then the
- * structural filter and the registered filter function. Disabled endpoints still get deliveries:
+ * structural filter and the registered filter function; a test event only to its own endpoint. Disabled endpoints still get deliveries:
  * they are held, not lost, until the endpoint is enabled again.
  */
 export function matchingEndpoints(
@@ -141,6 +141,9 @@ export function matchingEndpoints(
   endpoints: readonly CompiledEndpoint[],
   message: MessageRecord,
 ): CompiledEndpoint[] {
+  // A test event goes to its one endpoint, and to no other.
+  const target = message.testEndpointId;
+  if (target !== undefined) return endpoints.filter(({ record }) => record.id === target);
   let event: ReturnType<typeof toOutboundEvent> | undefined;
   const eventOf = () => {
     event ??= toOutboundEvent(message);

@@ -8,6 +8,7 @@ import { compileTypeGlobs, isValidEventType } from "../type-glob.js";
 import { assertEndpointUrlAllowed } from "../http/network-policy.js";
 import type { IdGenerator } from "../ids.js";
 import type { EndpointRecord, EndpointState } from "../storage/records.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import { assertDeclared } from "./catalog.js";
 import { parseEndpointInput } from "./endpoint-input.js";
 import { isLookupId } from "./lookup-id.js";
@@ -21,7 +22,8 @@ import {
   toPage,
 } from "./page.js";
 import { quote } from "./quote.js";
-import type { CreateEndpointInput, Endpoint, UpdateEndpointInput } from "./types.js";
+import { sendTest, type TestEventInput } from "./send-test.js";
+import type { CreateEndpointInput, Endpoint, SendResult, UpdateEndpointInput } from "./types.js";
 
 /** Filters of `endpoints.list`. Oldest first. */
 export interface ListEndpointsOptions {
@@ -77,6 +79,14 @@ export interface EndpointsApi {
    * const receivers = await postel.outbound.endpoints.forType("order.created", { tenantId: "acme" });
    */
   forType(type: string, options?: { tenantId?: string | null }): Promise<Endpoint[]>;
+  /**
+   * Sends one test event to this endpoint only, through the normal pipeline (signed, retried,
+   * recorded, the message marked with `testEndpointId`): it receives it whatever its `types` and
+   * filters, and no other endpoint does. `data` defaults to the catalog's first example of `type`.
+   * @example
+   * const { id } = await postel.outbound.endpoints.sendTest(endpoint.id, { type: "order.created" });
+   */
+  sendTest(id: string, event: TestEventInput): Promise<SendResult>;
 }
 
 interface EndpointsDeps {
@@ -85,10 +95,20 @@ interface EndpointsDeps {
   newId: IdGenerator;
   /** Called after every write so fan-out and delivery caches drop stale endpoints. */
   changed: () => void;
+  /** Wakes the workers after a test event is enqueued. */
+  wake: () => void;
+  telemetry: Telemetry | null;
 }
 
 /** Builds `postel.outbound.endpoints`. */
-export function createEndpointsApi({ config, clock, newId, changed }: EndpointsDeps): EndpointsApi {
+export function createEndpointsApi({
+  config,
+  clock,
+  newId,
+  changed,
+  wake,
+  telemetry,
+}: EndpointsDeps): EndpointsApi {
   const { storage } = config;
   const policy = { allowPrivateNetworks: config.http.allowPrivateNetworks };
 
@@ -216,6 +236,7 @@ export function createEndpointsApi({ config, clock, newId, changed }: EndpointsD
         .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
         .map(publicEndpoint);
     },
+    sendTest: (id, event) => sendTest({ config, clock, newId, wake, telemetry }, id, event),
   };
 }
 

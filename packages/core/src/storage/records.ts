@@ -47,6 +47,11 @@ export interface NewMessage {
    * span is active, absent otherwise. Each attempt's span links to it.
    */
   traceContext?: string;
+  /**
+   * Set only on a test event (`endpoints.sendTest`): the one endpoint it goes to, whatever the
+   * types, tenant and filters of any endpoint. Absent on every other message.
+   */
+  testEndpointId?: string;
 }
 
 /** A message row. */

@@ -1,3 +1,4 @@
+import { testEventTests } from "./conformance/test-events.js";
 import { traceContextTests } from "./conformance/trace-context.js";
 import { directTests } from "./conformance/direct.js";
 import { afterEach, beforeEach, describe } from "vitest";
@@ -114,5 +115,6 @@ export function runStorageConformance<S extends Storage<never>>(options: Storage
     operationsTests(context);
     retentionTests(context);
     traceContextTests(context);
+    testEventTests(context);
   });
 }

@@ -25,6 +25,7 @@ const MESSAGE_FIELDS = [
   "fanned_out_at",
   "finished_at",
   "trace_context",
+  "test_endpoint_id",
 ];
 
 /** Columns of `postel.messages` that make a `MessageRecord`, qualified by `m`. */
@@ -84,6 +85,8 @@ export function toMessage(row: RawRow, prefix = ""): MessageRecord {
   };
   const traceContext = col("trace_context");
   if (typeof traceContext === "string") message.traceContext = traceContext;
+  const testEndpointId = col("test_endpoint_id");
+  if (typeof testEndpointId === "string") message.testEndpointId = testEndpointId;
   return message;
 }
 

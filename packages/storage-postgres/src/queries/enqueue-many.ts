@@ -81,15 +81,20 @@ async function insertAll(
 function insertChunk(chunk: NewMessage[]): Statement {
   const text = (pick: (m: NewMessage) => string | null) => textArray(chunk.map(pick));
   const bigint = (pick: (m: NewMessage) => number | null) => chunk.map(pick);
+  // Only test events (sendTest) carry one, never a batch of sends in practice: no array at all then.
+  // NULL::text[] unnests to no row, which unnest in the select list pads with NULL beside the others.
+  const testEndpoints = chunk.some((m) => m.testEndpointId !== undefined)
+    ? text((m) => m.testEndpointId ?? null)
+    : null;
   const insert = sql`
       INSERT INTO postel.messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at,
-        trace_context)
+        trace_context, test_endpoint_id)
       SELECT unnest(${text((m) => m.id)}::text[]), unnest(${text((m) => m.type)}::text[]),
         unnest(${text((m) => m.payload)}::text[]), unnest(${text((m) => m.tenantId)}::text[]),
         unnest(${text((m) => m.idempotencyKey)}::text[]), 'pending',
         unnest(${bigint((m) => epochMs(m.createdAt))}::bigint[]),
         unnest(${bigint((m) => (m.expiresAt === null ? null : epochMs(m.expiresAt)))}::bigint[]),
-        unnest(${text((m) => m.traceContext ?? null)}::text[])`;
+        unnest(${text((m) => m.traceContext ?? null)}::text[]), unnest(${testEndpoints}::text[])`;
   // Rows without a key cannot conflict, and ON CONFLICT would still insert each one speculatively (a
   // lock and one more WAL record per row). If the INSERT fails, so does the statement, NOTIFY and all.
   if (chunk.every((m) => m.idempotencyKey === null)) {

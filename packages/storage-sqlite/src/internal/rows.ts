@@ -76,6 +76,7 @@ const MESSAGE_COLUMNS = [
   "fanned_out_at",
   "finished_at",
   "trace_context",
+  "test_endpoint_id",
 ];
 
 /** `m.id AS m_id, …`: the message columns of a join, prefixed so they never clash with a delivery's. */
@@ -99,6 +100,8 @@ export function toMessage(row: Row, prefix = ""): MessageRecord {
   };
   const traceContext = strOrNull(row, `${prefix}trace_context`);
   if (traceContext !== null) message.traceContext = traceContext;
+  const testEndpointId = strOrNull(row, `${prefix}test_endpoint_id`);
+  if (testEndpointId !== null) message.testEndpointId = testEndpointId;
   return message;
 }
 
@@ -108,7 +111,7 @@ export function toMessage(row: Row, prefix = ""): MessageRecord {
  * than the parse.
  */
 export const CLAIMED_MESSAGE_JSON = `json_array(id, type, payload, tenant_id, idempotency_key, status, created_at,
-  expires_at, fanned_out_at, finished_at, lease_token, trace_context)`;
+  expires_at, fanned_out_at, finished_at, lease_token, trace_context, test_endpoint_id)`;
 
 /** A message row and its lease token from the JSON array of `CLAIMED_MESSAGE_JSON`. */
 export function toClaimedMessage(json: string): ClaimedMessage {
@@ -125,6 +128,7 @@ export function toClaimedMessage(json: string): ClaimedMessage {
     finishedAt,
     token,
     traceContext,
+    testEndpointId,
   ] = JSON.parse(json) as ClaimedMessageColumns;
   const message: MessageRecord = {
     id,
@@ -139,6 +143,7 @@ export function toClaimedMessage(json: string): ClaimedMessage {
     finishedAt,
   };
   if (traceContext !== null) message.traceContext = traceContext;
+  if (testEndpointId !== null) message.testEndpointId = testEndpointId;
   return { message, token };
 }
 
@@ -155,6 +160,7 @@ type ClaimedMessageColumns = [
   finishedAt: number | null,
   token: string,
   traceContext: string | null,
+  testEndpointId: string | null,
 ];
 
 /** A `postel_deliveries` row. */

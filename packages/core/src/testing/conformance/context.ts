@@ -26,6 +26,7 @@ export const CONFORMANCE_GROUPS = [
   "retention",
   "trace-context",
   "trace-context-transactions",
+  "test-events",
 ] as const;
 
 /** Name of one group of the storage conformance suite. */

@@ -1,0 +1,1 @@
+ALTER TABLE "postel"."messages" ADD COLUMN "test_endpoint_id" text;

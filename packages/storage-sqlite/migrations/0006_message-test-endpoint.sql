@@ -1,0 +1,1 @@
+ALTER TABLE `postel_messages` ADD `test_endpoint_id` text;
