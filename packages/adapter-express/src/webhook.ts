@@ -1,29 +1,25 @@
 import {
   bodyAlreadyParsed,
   distinctHeaders,
+  type EventOf,
   errorResponse,
   type GateResponse,
   InboundError,
-  type InboundSourceOptions,
+  type InboundSources,
+  type PayloadOf,
   type Receiver,
-  type StandardSchemaV1,
   type VerifiedEvent,
 } from "@postel/signing/inbound";
 import type { Request, RequestHandler, Response } from "express";
 
-type Sources = Record<string, InboundSourceOptions<unknown>>;
-type PayloadOf<S extends Sources, K extends keyof S> = S[K] extends {
-  schema: StandardSchemaV1<unknown, infer O>;
-}
-  ? O
-  : unknown;
-
 /**
  * Handles one verified webhook. Return normally for a 200; throw for a 500 that the sender retries
  * (the dedup record is released). Responding yourself (e.g. TwiML) is allowed: the gate then writes nothing.
+ * `TEvent` is the event it gets: `webhook()` passes `EventOf<S, K>` (for a source with `events`, a
+ * union whose `type` narrows `data`).
  */
-export type ExpressWebhookHandler<TPayload = unknown> = (
-  event: VerifiedEvent<TPayload>,
+export type ExpressWebhookHandler<TPayload = unknown, TEvent = VerifiedEvent<TPayload>> = (
+  event: TEvent,
   req: Request,
   res: Response,
 ) => unknown;
@@ -42,16 +38,18 @@ const FIX =
 
 /**
  * An Express route handler that verifies webhooks of `source` over the exact received bytes, then
- * runs `handler` with the event (also set as `res.locals.webhook`). A header sent more than once
- * reaches the verifier copy by copy (identical copies count once; disagreeing ones are answered 400
- * MALFORMED_HEADER), and a client that goes away mid-body is dropped without a log line.
+ * runs `handler` with the event (also set as `res.locals.webhook`): its `payload` typed by the
+ * source's `schema` or, for a source with `events`, a union whose `event.type` narrows `event.data`.
+ * A header sent more than once reaches the verifier copy by copy (identical copies count once;
+ * disagreeing ones are answered 400 MALFORMED_HEADER), and a client that goes away mid-body is
+ * dropped without a log line.
  * @example
  * app.post("/webhooks/billing", webhook(receiver, "billing", async (event) => { await record(event.payload); }));
  */
-export function webhook<S extends Sources, K extends keyof S & string>(
+export function webhook<S extends InboundSources, K extends keyof S & string>(
   receiver: Receiver<S>,
   source: K,
-  handler: ExpressWebhookHandler<PayloadOf<S, K>>,
+  handler: ExpressWebhookHandler<PayloadOf<S, K>, EventOf<S, K>>,
   options: WebhookOptions = {},
 ): RequestHandler {
   // Resolved once, so a route for an unknown source fails when the app starts, not per request.
@@ -69,7 +67,7 @@ export function webhook<S extends Sources, K extends keyof S & string>(
         ? errorResponse(body)
         : await receiver.handle(source, { body, headers: distinctHeaders(req), url }, (event) => {
             res.locals["webhook"] = event;
-            return handler(event as VerifiedEvent<PayloadOf<S, K>>, req, res);
+            return handler(event, req, res);
           });
     if (response.error !== undefined) onError(response.error, req);
     if (!res.headersSent) send(res, response);

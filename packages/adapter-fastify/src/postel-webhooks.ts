@@ -1,20 +1,25 @@
-import { errorResponse, InboundError, type Receiver } from "@postel/signing/inbound";
-import type { FastifyError, FastifyPluginAsync } from "fastify";
 import {
-  type FastifyWebhookHandler,
+  type EventOf,
+  errorResponse,
+  InboundError,
+  type InboundSources,
   type PayloadOf,
-  type Sources,
-  send,
-  webhookHandler,
-} from "./webhook-handler.js";
+  type Receiver,
+} from "@postel/signing/inbound";
+import type { FastifyError, FastifyPluginAsync } from "fastify";
+import { type FastifyWebhookHandler, send, webhookHandler } from "./webhook-handler.js";
 
 /** One webhook route: where it listens, which source verifies it, what runs once it is verified. */
-export type WebhookRoute<S extends Sources> = {
-  [K in keyof S & string]: { url: string; source: K; handler: FastifyWebhookHandler<PayloadOf<S, K>> };
+export type WebhookRoute<S extends InboundSources> = {
+  [K in keyof S & string]: {
+    url: string;
+    source: K;
+    handler: FastifyWebhookHandler<PayloadOf<S, K>, EventOf<S, K>>;
+  };
 }[keyof S & string];
 
 /** Options of a `postelWebhooks(receiver)` plugin (Fastify's own `prefix` applies too). */
-export interface PostelWebhooksOptions<S extends Sources = Sources> {
+export interface PostelWebhooksOptions<S extends InboundSources = InboundSources> {
   routes: readonly WebhookRoute<S>[];
 }
 
@@ -28,7 +33,7 @@ export interface PostelWebhooksOptions<S extends Sources = Sources> {
  * @example
  * app.register(postelWebhooks(receiver), { routes: [{ url: "/webhooks/billing", source: "billing", handler }] });
  */
-export function postelWebhooks<S extends Sources>(
+export function postelWebhooks<S extends InboundSources>(
   receiver: Receiver<S>,
 ): FastifyPluginAsync<PostelWebhooksOptions<S>> {
   return async (scope, { routes }) => {
@@ -43,7 +48,7 @@ export function postelWebhooks<S extends Sources>(
       );
       scope.post(route.url, {
         bodyLimit: limit,
-        handler: webhookHandler(receiver, route.source, route.handler as FastifyWebhookHandler),
+        handler: webhookHandler(receiver, route.source, route.handler),
         // Fastify's body limit answers in the gate's shape; anything else is Fastify's to report.
         errorHandler: (error: FastifyError, request, reply) => {
           if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") return send(reply, errorResponse(tooLarge));

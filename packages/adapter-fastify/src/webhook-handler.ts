@@ -1,11 +1,12 @@
 import {
   bodyAlreadyParsed,
   distinctHeaders,
+  type EventOf,
   errorResponse,
   type GateResponse,
-  type InboundSourceOptions,
+  type InboundSources,
+  type PayloadOf,
   type Receiver,
-  type StandardSchemaV1,
   type VerifiedEvent,
 } from "@postel/signing/inbound";
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from "fastify";
@@ -17,22 +18,14 @@ declare module "fastify" {
   }
 }
 
-/** Named inbound sources, as `Receiver({ sources })` takes them. */
-export type Sources = Record<string, InboundSourceOptions<unknown>>;
-
-/** The payload type of source `K`: its schema's output, else `unknown`. */
-export type PayloadOf<S extends Sources, K extends keyof S> = S[K] extends {
-  schema: StandardSchemaV1<unknown, infer O>;
-}
-  ? O
-  : unknown;
-
 /**
  * Handles one verified webhook. Return normally for a 200; throw for a 500 that the sender retries
  * (the dedup record is released). Sending a reply yourself (e.g. TwiML) is allowed: the gate then sends nothing.
+ * `TEvent` is the event it gets: routes pass `EventOf<S, K>` (for a source with `events`, a union
+ * whose `type` narrows `data`).
  */
-export type FastifyWebhookHandler<TPayload = unknown> = (
-  event: VerifiedEvent<TPayload>,
+export type FastifyWebhookHandler<TPayload = unknown, TEvent = VerifiedEvent<TPayload>> = (
+  event: TEvent,
   request: FastifyRequest,
   reply: FastifyReply,
 ) => unknown;
@@ -45,10 +38,10 @@ const FIX =
  * A Fastify route handler running Postel's gate. It needs the body as a Buffer: use it through
  * `postelWebhooks`, or in a scope with a `parseAs: "buffer"` content-type parser for every type.
  */
-export function webhookHandler<S extends Sources, K extends keyof S & string>(
+export function webhookHandler<S extends InboundSources, K extends keyof S & string>(
   receiver: Receiver<S>,
   source: K,
-  handler: FastifyWebhookHandler<PayloadOf<S, K>>,
+  handler: FastifyWebhookHandler<PayloadOf<S, K>, EventOf<S, K>>,
 ): RouteHandlerMethod {
   receiver.maxBodyBytes(source); // throws UNKNOWN_SOURCE when the app starts, not on every request
   return async (request, reply) => {
@@ -64,7 +57,7 @@ export function webhookHandler<S extends Sources, K extends keyof S & string>(
           },
           (event) => {
             request.webhook = event;
-            return handler(event as VerifiedEvent<PayloadOf<S, K>>, request, reply);
+            return handler(event, request, reply);
           },
         )
       : errorResponse(bodyAlreadyParsed(FIX));

@@ -1,15 +1,14 @@
 import {
   bodyAlreadyParsed,
   distinctHeaders,
+  type EventOf,
   errorResponse,
   type GateResponse,
   type InboundRequest,
   type InboundSources,
-  type PayloadOf,
   payloadTooLarge,
   readBody,
   type Receiver,
-  type VerifiedEvent,
 } from "@postel/signing/inbound";
 import type { Context, Env, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -54,9 +53,9 @@ const FIX =
 export function webhook<S extends InboundSources, K extends keyof S & string, E extends Env = Env>(
   receiver: Receiver<S>,
   source: K,
-  handler?: HonoWebhookHandler<VerifiedEvent<PayloadOf<S, K>>, E>,
+  handler?: HonoWebhookHandler<EventOf<S, K>, E>,
   options: HonoWebhookOptions = {},
-): MiddlewareHandler<E & WebhookEnv<VerifiedEvent<PayloadOf<S, K>>>> {
+): MiddlewareHandler<E & WebhookEnv<EventOf<S, K>>> {
   return async (c, next) => {
     const body = await readRequestBody(c, receiver, source);
     if (!(body instanceof Uint8Array)) return send(c, body);

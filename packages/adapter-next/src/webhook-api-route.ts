@@ -2,14 +2,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   bodyAlreadyParsed,
   distinctHeaders,
+  type EventOf,
   errorResponse,
   type GateResponse,
   type InboundSources,
-  type PayloadOf,
   payloadTooLarge,
   readBody,
   type Receiver,
-  type VerifiedEvent,
 } from "@postel/signing/inbound";
 import type { NextWebhookOptions, RouteWebhookHandler } from "./webhook-route.js";
 
@@ -33,7 +32,7 @@ const FIX =
 export function webhookApiRoute<S extends InboundSources, K extends keyof S & string>(
   receiver: Receiver<S>,
   source: K,
-  handler: RouteWebhookHandler<VerifiedEvent<PayloadOf<S, K>>, ApiRouteRequest>,
+  handler: RouteWebhookHandler<EventOf<S, K>, ApiRouteRequest>,
   options: NextWebhookOptions = {},
 ): (req: ApiRouteRequest, res: ServerResponse) => Promise<void> {
   return async (req, res) => {

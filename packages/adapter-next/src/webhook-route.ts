@@ -1,13 +1,12 @@
 import {
   bodyAlreadyParsed,
+  type EventOf,
   errorResponse,
   type GateResponse,
   type InboundSources,
-  type PayloadOf,
   payloadTooLarge,
   readBody,
   type Receiver,
-  type VerifiedEvent,
 } from "@postel/signing/inbound";
 
 /** Handles one verified webhook in a route; throwing releases the dedup record for the sender's retry. */
@@ -43,7 +42,7 @@ const FIX =
 export function webhookRoute<S extends InboundSources, K extends keyof S & string>(
   receiver: Receiver<S>,
   source: K,
-  handler: RouteWebhookHandler<VerifiedEvent<PayloadOf<S, K>>, Request>,
+  handler: RouteWebhookHandler<EventOf<S, K>, Request>,
   options: NextWebhookOptions = {},
 ): (request: Request) => Promise<Response> {
   return async (request) => {

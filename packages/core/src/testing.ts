@@ -25,8 +25,11 @@ export { runCatalogWriteConformance } from "./testing/run-catalog-write-conforma
 export type {
   AdapterConformanceOptions,
   AdapterResponse,
+  ConformanceEvent,
   MountedAdapter,
 } from "./testing/run-adapter-conformance.js";
+/** The adapter suite's event catalog (`order.created` transforms its data) and a signed event of it, for adapters' own tests. */
+export { conformanceEvents, signedEvent } from "./testing/conformance-events.js";
 export { newEndpoint, newMessage, T0 } from "./testing/conformance/fixtures.js";
 export { pruneAll } from "./testing/conformance/retention.js";
 export type { InputPropertyOptions } from "./testing/properties/run-input-properties.js";

@@ -3,8 +3,9 @@ import { generateSecret, sign } from "@postel/signing";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../clock.js";
 import { InMemoryDedupStore } from "@postel/signing/inbound";
-import { Receiver, type VerifiedEvent, type WebhookHandler } from "@postel/signing/inbound";
+import { Receiver, type VerifiedEvent } from "@postel/signing/inbound";
 import { rawHttpTests } from "./adapter-raw-http-tests.js";
+import { conformanceEvents, signedEvent } from "./conformance-events.js";
 
 /** What the suite sends and reads back: plain bytes and headers, so every framework is driven alike. */
 export interface AdapterResponse {
@@ -26,6 +27,12 @@ export interface MountedAdapter {
   server?: Server;
 }
 
+/**
+ * What the suite's handler gets: a verified event, with `type` and `data` (the schema's output) when
+ * the source has `events`, as a catalog source's handler does.
+ */
+export type ConformanceEvent = VerifiedEvent & { type?: string; data?: unknown };
+
 /** How an adapter package wires itself into the shared suite. */
 export interface AdapterConformanceOptions {
   /** Shown in the top-level `describe`. */
@@ -34,11 +41,12 @@ export interface AdapterConformanceOptions {
    * Mount `handler` for `source` of `receiver` on a real instance of the framework and return a way
    * to POST to it. With `preParsed: true`, mount it the wrong way on purpose — behind the framework's
    * JSON body parser — so the suite can check the adapter fails loudly instead of mis-verifying.
+   * The source may have `events` (`conformanceEvents`): the handler then gets `type` and `data` too.
    */
   mount(
     receiver: Receiver,
     source: string,
-    handler: WebhookHandler,
+    handler: (event: ConformanceEvent) => unknown,
     options: { preParsed: boolean },
   ): Promise<MountedAdapter>;
   /**
@@ -59,7 +67,8 @@ const T0 = Date.UTC(2026, 0, 1);
 /**
  * Registers the adapter conformance suite: every adapter, driven through its real framework, must
  * keep the exact bytes, answer the gate's codes and statuses, deduplicate, release on failure, hand
- * the gate each copy of a repeated header, and drop a client that aborts mid-body without a log line.
+ * the gate each copy of a repeated header, drop a client that aborts mid-body without a log line, and,
+ * for a source given the event catalog, hand over `type` and `data` or refuse what it does not declare.
  * @example
  * runAdapterConformance({ name: "express", mount: async (receiver, source, handler, { preParsed }) => { ... } });
  */
@@ -70,7 +79,14 @@ export function runAdapterConformance(options: AdapterConformanceOptions): void 
   });
 
   async function setup(
-    extra: { maxBodyBytes?: number; preParsed?: boolean; failFirst?: number; slowMs?: number } = {},
+    extra: {
+      maxBodyBytes?: number;
+      preParsed?: boolean;
+      failFirst?: number;
+      slowMs?: number;
+      /** Give the source `conformanceEvents`, and `unknownTypes` when set. */
+      events?: { unknownTypes?: "acknowledge" };
+    } = {},
   ) {
     const clock = new ManualClock(T0);
     const secret = generateSecret();
@@ -82,12 +98,13 @@ export function runAdapterConformance(options: AdapterConformanceOptions): void 
           verify: [secret, oldSecret],
           dedup: InMemoryDedupStore(),
           ...(extra.maxBodyBytes ? { maxBodyBytes: extra.maxBodyBytes } : {}),
+          ...(extra.events && { events: conformanceEvents, ...extra.events }),
         },
       },
     });
-    const calls: VerifiedEvent[] = [];
+    const calls: ConformanceEvent[] = [];
     let failures = extra.failFirst ?? 0;
-    const handler: WebhookHandler = async (event) => {
+    const handler = async (event: ConformanceEvent) => {
       calls.push(event);
       if (extra.slowMs) await new Promise((resolve) => setTimeout(resolve, extra.slowMs));
       if (failures > 0) {
@@ -107,7 +124,9 @@ export function runAdapterConformance(options: AdapterConformanceOptions): void 
         keys: [opts.key ?? secret],
       });
     const bytes = (s: string) => new TextEncoder().encode(s);
-    return { adapter, calls, signed, bytes, secret, oldSecret, clock };
+    /** A catalog event `{ type, timestamp, data }`, signed: what to pass `adapter.post`. */
+    const event = (type: string, data: unknown) => signedEvent(secret, type, data, { at: T0 });
+    return { adapter, calls, signed, bytes, event, secret, oldSecret, clock };
   }
 
   const errorCode = async (response: AdapterResponse) => {
@@ -317,6 +336,46 @@ export function runAdapterConformance(options: AdapterConformanceOptions): void 
         expect(s.calls).toHaveLength(0);
       },
     );
+
+    describe("with the event catalog (events)", () => {
+      const order = { id: "ord_9", email: "Ada@Example.COM" };
+
+      test("hands the handler a declared event: event.type, and event.data as the schema outputs it", async () => {
+        const s = await setup({ events: {} });
+        const response = await s.adapter.post(...s.event("order.created", order));
+        expect(response.status).toBe(200);
+        const data = { id: "ord_9", email: "ada@example.com" };
+        const timestamp = new Date(T0).toISOString();
+        expect(s.calls.map(({ type, data, payload }) => ({ type, data, payload }))).toEqual([
+          { type: "order.created", data, payload: { type: "order.created", timestamp, data } },
+        ]);
+      });
+
+      test("answers 422 PAYLOAD_INVALID to data its type's schema refuses, without calling the handler", async () => {
+        const s = await setup({ events: {} });
+        const response = await s.adapter.post(...s.event("order.created", { id: 9 }));
+        expect(response.status).toBe(422);
+        expect(await errorCode(response)).toBe("PAYLOAD_INVALID");
+        expect(JSON.parse(response.text).error.message).toContain('"order.created"');
+        expect(s.calls).toHaveLength(0);
+      });
+
+      test("answers 422 UNKNOWN_EVENT_TYPE to an undeclared type, without calling the handler", async () => {
+        const s = await setup({ events: {} });
+        const response = await s.adapter.post(...s.event("order.shipped", order));
+        expect(response.status).toBe(422);
+        expect(await errorCode(response)).toBe("UNKNOWN_EVENT_TYPE");
+        expect(s.calls).toHaveLength(0);
+      });
+
+      test('answers 200 to an undeclared type with unknownTypes: "acknowledge", without calling the handler', async () => {
+        const s = await setup({ events: { unknownTypes: "acknowledge" } });
+        const response = await s.adapter.post(...s.event("order.shipped", order));
+        expect(response.status).toBe(200);
+        expect(JSON.parse(response.text)).toEqual({ ok: true, ignored: true });
+        expect(s.calls).toHaveLength(0);
+      });
+    });
 
     rawHttpTests({
       body,
