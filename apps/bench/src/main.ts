@@ -18,6 +18,7 @@ import { peers } from "./scenarios/peers.js";
 import { quietEndpoint } from "./scenarios/quiet-endpoint.js";
 import { retention, sqliteRetention } from "./scenarios/retention.js";
 import { sendBatch, sqliteSendBatch } from "./scenarios/send-batch.js";
+import { sendCatalog } from "./scenarios/send-catalog.js";
 import { sendLatency } from "./scenarios/send-latency.js";
 import { sqliteDashboard } from "./scenarios/sqlite-dashboard.js";
 import { sqliteDrain } from "./scenarios/sqlite-drain.js";
@@ -43,6 +44,7 @@ const SCENARIOS: Scenario[] = [
   fanout,
   sendLatency,
   sendBatch,
+  sendCatalog,
   wakeLatency,
   history,
   retention,

@@ -16,6 +16,10 @@ export interface Scale {
   sequentialSends: number;
   /** Concurrent `send()` calls through a 20-connection pool (issue: 10,000). */
   concurrentSends: number;
+  /** `send()` calls per side (none, A/A control, catalog) per run and variant of `send-catalog` (issue 26). */
+  catalogSends: number;
+  /** Calls per run of `send-catalog`'s in-process validation microbenchmark. */
+  catalogParses: number;
   /** Events sent through `sendBatch` in batches of 1,000 per timed run (issue 15). */
   batchEvents: number;
   /** Messages sent one at a time in the cross-process wake-up run. */
@@ -55,6 +59,8 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         naiveMessages: 1_000,
         sequentialSends: 300,
         concurrentSends: 2_000,
+        catalogSends: 500,
+        catalogParses: 100_000,
         batchEvents: 10_000,
         wakeups: 50,
         historyRows: 50_000,
@@ -77,6 +83,8 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         naiveMessages: 10_000,
         sequentialSends: 2_000,
         concurrentSends: 10_000,
+        catalogSends: 5_000,
+        catalogParses: 200_000,
         batchEvents: 100_000,
         wakeups: 300,
         historyRows: 1_000_000,
