@@ -236,7 +236,8 @@ export function createEndpointsApi({
         .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
         .map(publicEndpoint);
     },
-    sendTest: (id, event) => sendTest({ config, clock, newId, wake, telemetry }, id, event),
+    sendTest: async (id, event) =>
+      sendTest({ config, clock, newId, wake, telemetry }, await mustGet(id), event),
   };
 }
 

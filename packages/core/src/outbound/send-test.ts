@@ -1,7 +1,6 @@
-import { InvalidInputError, NotFoundError } from "../errors.js";
+import { InvalidInputError } from "../errors.js";
+import type { EndpointRecord } from "../storage/records.js";
 import { assertDeclared, checkAgainstCatalog } from "./catalog.js";
-import { isLookupId } from "./lookup-id.js";
-import { quote } from "./quote.js";
 import { type SendDeps, toNewMessage } from "./send.js";
 import type { SendResult } from "./types.js";
 
@@ -14,23 +13,16 @@ export interface TestEventInput {
 }
 
 /**
- * Sends one test event to endpoint `endpointId` only, through the normal pipeline (signed, retried,
+ * Sends one test event to `endpoint` only (found by `endpoints.sendTest`), through the normal pipeline (signed, retried,
  * recorded): the endpoint receives it whatever its `types` and filters, no other endpoint does, and
  * the message carries `testEndpointId` in the trail. With a catalog, `type` must be declared and
  * `data` (default: its first example) must pass its schema.
  */
 export async function sendTest(
   deps: SendDeps,
-  endpointId: string,
+  endpoint: EndpointRecord,
   input: TestEventInput,
 ): Promise<SendResult> {
-  const endpoint = isLookupId(endpointId) ? await deps.config.storage.getEndpoint(endpointId) : null;
-  if (!endpoint) {
-    throw new NotFoundError(
-      "ENDPOINT_NOT_FOUND",
-      `No endpoint with id ${quote(endpointId)}; list them with endpoints.list().`,
-    );
-  }
   if (typeof input !== "object" || input === null) {
     throw new InvalidInputError("INVALID_ARGUMENT", "sendTest() takes { type, data? }.");
   }
