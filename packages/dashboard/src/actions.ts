@@ -1,10 +1,10 @@
 import type { ReplayedDelivery } from "@postel/core";
-import type { Html } from "./html.js";
+import type { Html } from "@postel/web-kit";
 import type { DeadLetter } from "@postel/core";
 import { href, type PageContext } from "./pages/context.js";
 import { deadLetterFilter } from "./pages/dead-letters.js";
 import { secretPage } from "./pages/endpoints.js";
-import { redirect } from "./respond.js";
+import { responder } from "./respond.js";
 
 /** The overlaps the rotate form offers; anything else is refused rather than trusted. */
 const OVERLAPS = new Set([0, 3_600_000, 86_400_000, 604_800_000]);
@@ -17,7 +17,7 @@ export type Action = (ctx: PageContext, form: URLSearchParams, id: string) => Pr
 
 const endpointPath = (id: string) => `/endpoints/${encodeURIComponent(id)}`;
 const done = (ctx: PageContext, path: string, what: string, n?: number) =>
-  redirect(href(ctx, path, { done: what, n: n === undefined ? undefined : String(n) }));
+  responder.redirect(href(ctx, path, { done: what, n: n === undefined ? undefined : String(n) }));
 
 /** Endpoint actions, keyed by the last path segment of `/endpoints/:id/<action>`. */
 export const endpointActions: Record<string, Action> = {

@@ -1,4 +1,4 @@
-import { type Html, html } from "./html.js";
+import { type Html, html } from "@postel/web-kit";
 
 /** One bar of a health chart: attempts and failures over an interval. */
 export interface HealthInterval {

@@ -1,9 +1,8 @@
 import { type Clock, isPostelError, PostelError, systemClock } from "@postel/core";
+import { BodyTooLargeError, createCsrf, guardedHandler, type Html, readBodyText } from "@postel/web-kit";
 import { type Action, endpointActions, replayMatching, replayMessage, replaySelected } from "./actions.js";
 import { LIVE_SCRIPT } from "./assets/live-script.js";
 import { STYLESHEET } from "./assets/stylesheet.js";
-import { createCsrf } from "./csrf.js";
-import type { Html } from "./html.js";
 import { type DashboardPostel, operations } from "./ops.js";
 import type { PageContext } from "./pages/context.js";
 import { deadLettersPage } from "./pages/dead-letters.js";
@@ -11,7 +10,7 @@ import { endpointPage, endpointsPage } from "./pages/endpoints.js";
 import { messagePage as errorPage } from "./pages/layout.js";
 import { livePage, liveJson } from "./pages/live.js";
 import { messagePage, messagesPage } from "./pages/messages.js";
-import { assetResponse, htmlResponse, jsonResponse } from "./respond.js";
+import { responder } from "./respond.js";
 
 /** Options of `createDashboard`. */
 export interface DashboardOptions {
@@ -56,34 +55,27 @@ export class DashboardConfigurationError extends PostelError {}
  */
 export function createDashboard(options: DashboardOptions): Dashboard {
   const base = checkOptions(options);
-  const csrf = createCsrf(options.csrfSecret);
+  const csrf = createCsrf({ secret: options.csrfSecret, cookieName: "postel_dashboard_csrf" });
   const clock = options.clock ?? systemClock;
   const ops = operations(options.postel);
   const onError = options.onError ?? ((error) => console.error("[postel] dashboard request failed:", error));
   const title = options.title ?? "Postel";
 
-  const handle = async (request: Request): Promise<Response> => {
-    const url = new URL(request.url);
-    if (url.pathname !== base && !url.pathname.startsWith(`${base}/`))
-      return new Response("Not found", { status: 404 });
-    const verdict = await options.authorize(request);
-    if (verdict instanceof Response) return verdict;
+  const serve = async (request: Request, path: string): Promise<Response> => {
     const { token, setCookie } = await csrf.issue(request, base || "/");
+    const url = new URL(request.url);
     const ctx: PageContext = { ops, base, url, csrfToken: token, now: clock.now(), title };
-    const page = (html: Html, status = 200) => htmlResponse(html, status, setCookie);
-    if (verdict !== true) return page(errorPage(ctx, "Not allowed", "You may not open this dashboard."), 403);
-    const path = url.pathname.slice(base.length) || "/";
+    const page = (html: Html, status = 200) =>
+      responder.html(html, status, setCookie === null ? [] : [setCookie]);
     try {
       let answer: Response | Html | null;
-      if (request.method === "GET" || request.method === "HEAD") {
-        answer = await get(ctx, path);
-      } else if (request.method === "POST") {
-        const form = new URLSearchParams(await request.text());
+      if (request.method === "POST") {
+        const form = new URLSearchParams(await readBodyText(request));
         const refused = await csrf.check(request, form);
         if (refused !== null) return page(errorPage(ctx, "Refused", REFUSED[refused]), 403);
         answer = await post(ctx, path, form);
       } else {
-        return new Response("Method not allowed", { status: 405, headers: { allow: "GET, HEAD, POST" } });
+        answer = await get(ctx, path);
       }
       if (answer instanceof Response) return answer;
       return answer === null
@@ -94,10 +86,23 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         return page(errorPage(ctx, "Not found", error.message), 404);
       if (isPostelError(error) && error.code === "INVALID_ARGUMENT")
         return page(errorPage(ctx, "Cannot do that", error.message), 400);
+      if (error instanceof BodyTooLargeError) throw error;
       onError(error, request);
       return page(errorPage(ctx, "Something failed", "The server could not answer; its log says why."), 500);
     }
   };
+  const handle = guardedHandler<true>({
+    basePath: base,
+    methods: ["GET", "HEAD", "POST"],
+    responder,
+    onError,
+    // Anything but `true` (a throw included) lets nobody in; a Response of the app's own goes out as it is.
+    identify: async (request) => {
+      const verdict = await options.authorize(request);
+      return verdict instanceof Response ? verdict : verdict === true ? true : null;
+    },
+    serve: (request, _caller, path) => serve(request, path),
+  });
   return Object.assign(handle, { basePath: base });
 }
 
@@ -110,9 +115,9 @@ const REFUSED = {
 };
 
 async function get(ctx: PageContext, path: string): Promise<Response | Html | null> {
-  if (path === "/assets/dashboard.css") return assetResponse(STYLESHEET, "text/css; charset=utf-8");
-  if (path === "/assets/live.js") return assetResponse(LIVE_SCRIPT, "text/javascript; charset=utf-8");
-  if (path === "/live.json") return jsonResponse(await liveJson(ctx));
+  if (path === "/assets/dashboard.css") return responder.asset(STYLESHEET, "text/css; charset=utf-8");
+  if (path === "/assets/live.js") return responder.asset(LIVE_SCRIPT, "text/javascript; charset=utf-8");
+  if (path === "/live.json") return responder.json(await liveJson(ctx));
   if (path === "/") return livePage(ctx);
   if (path === "/endpoints") return endpointsPage(ctx);
   if (path === "/messages") return messagesPage(ctx);

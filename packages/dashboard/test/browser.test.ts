@@ -202,8 +202,11 @@ describe.each(["postgres", "sqlite"] as const)("the dashboard in Chromium on %s"
       const visit = await stranger.newPage();
       const response = await visit.goto(`${base()}/messages`);
       expect(response?.status()).toBe(403);
-      await expect(visit.locator("h1").textContent()).resolves.toBe("Not allowed");
+      // A plain refusal: no page, no navigation, no cookie, nothing of the outbox.
+      expect(response?.headers()["content-type"]).toContain("text/plain");
+      await expect(visit.locator("body").textContent()).resolves.toContain("Forbidden");
       await expect(visit.content()).resolves.not.toContain(seeded.ids[0]!);
+      expect(await stranger.cookies()).toEqual([]);
     } finally {
       await stranger.close();
     }

@@ -5,6 +5,7 @@ import { InMemoryStorage, Postel } from "@postel/core";
 import express from "express";
 import Fastify from "fastify";
 import { Hono } from "hono";
+import { toWebRequest, writeWebResponse } from "@postel/web-kit/node";
 import { afterAll, describe, expect, test } from "vitest";
 import { createDashboard } from "../src/index.js";
 import { expressDashboard } from "../src/mounts/express.js";
@@ -103,8 +104,7 @@ describe("one-line mounts on real servers", () => {
     const { GET, POST } = nextDashboard(dashboard);
     // Route handlers get Web Requests; serve them from a plain Node server as Next's would.
     const server = createServer(async (req, res) => {
-      const { toWebRequest, writeWebResponse } = await import("../src/mounts/node-http.js");
-      const request = await toWebRequest(req, `http://${req.headers.host}${req.url}`);
+      const request = toWebRequest(req, { protocol: "http", host: req.headers.host, target: req.url })!;
       await writeWebResponse(res, await (req.method === "POST" ? POST : GET)(request));
     });
     try {

@@ -1,6 +1,7 @@
 /**
  * `@postel/dashboard/hono`: mount the dashboard in Hono. Loads nothing from Hono itself (its types only).
  */
+import { honoMount } from "@postel/web-kit/hono";
 import type { Handler } from "hono";
 import type { Dashboard } from "../create-dashboard.js";
 
@@ -11,5 +12,5 @@ import type { Dashboard } from "../create-dashboard.js";
  * app.all("/postel/*", honoDashboard(dashboard));
  */
 export function honoDashboard(dashboard: Dashboard): Handler {
-  return (c) => dashboard(c.req.raw);
+  return honoMount(dashboard);
 }

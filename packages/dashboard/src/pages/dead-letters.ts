@@ -1,4 +1,4 @@
-import { type Html, html } from "../html.js";
+import { type Html, html } from "@postel/web-kit";
 import type { DeadLetterFilter } from "../ops.js";
 import { href, type PageContext } from "./context.js";
 import { csrfField, nextPageLink, pageSize, time } from "./format.js";

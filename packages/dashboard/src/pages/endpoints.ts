@@ -1,6 +1,6 @@
 import type { Endpoint } from "@postel/core";
 import { healthChart, type HealthInterval } from "../charts.js";
-import { type Html, html } from "../html.js";
+import { type Html, html } from "@postel/web-kit";
 import type { EndpointStats } from "@postel/core";
 import { href, type PageContext } from "./context.js";
 import { badge, csrfField, jsonBlock, nextPageLink, percent, postButton, time } from "./format.js";

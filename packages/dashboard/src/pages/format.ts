@@ -1,4 +1,4 @@
-import { type Html, html } from "../html.js";
+import { type Html, html } from "@postel/web-kit";
 import type { PageContext } from "./context.js";
 
 /** `2025-06-01 12:30:05Z`: UTC, to the second, the same on every operator's screen. */

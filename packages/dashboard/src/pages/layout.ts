@@ -1,4 +1,4 @@
-import { type Html, html } from "../html.js";
+import { type Html, html } from "@postel/web-kit";
 import { href, type PageContext } from "./context.js";
 
 const NAV = [

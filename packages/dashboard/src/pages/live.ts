@@ -1,5 +1,5 @@
 import type { AttemptRecord } from "@postel/core";
-import { type Html, html } from "../html.js";
+import { type Html, html } from "@postel/web-kit";
 import { href, type PageContext } from "./context.js";
 import { percent, time } from "./format.js";
 import { layout } from "./layout.js";

@@ -1,5 +1,5 @@
 import type { Endpoint, MessageStatus } from "@postel/core";
-import { type Html, html } from "../html.js";
+import { type Html, html } from "@postel/web-kit";
 import type { MessageFilter } from "../ops.js";
 import { href, type PageContext } from "./context.js";
 import { badge, csrfField, formatTime, jsonBlock, nextPageLink, pageSize, time } from "./format.js";

@@ -1,0 +1,20 @@
+export { BodyTooLargeError, MAX_BODY_BYTES, readBodyText } from "./body.js";
+export {
+  type Csrf,
+  type CsrfOptions,
+  type CsrfRefusal,
+  cookieValue,
+  createCsrf,
+  fromBase64Url,
+  toBase64Url,
+} from "./csrf.js";
+export { type GuardOptions, guardedHandler } from "./guard.js";
+export { escapeHtml, Html, html, trustedHtml } from "./html.js";
+export type { MountableHandler, MountNames } from "./mounts/mountable.js";
+export {
+  contentSecurityPolicy,
+  createResponder,
+  frameAncestorsProblem,
+  type Responder,
+  type ResponderOptions,
+} from "./respond.js";

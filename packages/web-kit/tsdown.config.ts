@@ -1,0 +1,20 @@
+import { defineConfig } from "tsdown";
+
+export default defineConfig({
+  entry: {
+    index: "src/index.ts",
+    node: "src/node.ts",
+    express: "src/mounts/express.ts",
+    fastify: "src/mounts/fastify.ts",
+    hono: "src/mounts/hono.ts",
+    next: "src/mounts/next.ts",
+    testing: "src/testing.ts",
+  },
+  format: "esm",
+  platform: "node",
+  target: "node20.19",
+  dts: true,
+  sourcemap: true,
+  clean: true,
+  fixedExtension: false,
+});
