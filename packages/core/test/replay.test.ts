@@ -65,6 +65,29 @@ describe("replay", () => {
     expect((await h.postel.outbound.messages.get(later.id))?.status).toBe("dead-lettered");
   });
 
+  test("a status filter finds the dead letter behind more successes than the limit, and dryRun only counts", async () => {
+    const h = await harness({ retryPolicy: ExponentialBackoff({ maxAttempts: 0 }) });
+    const endpoint = await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hook") });
+    const since = h.clock.now();
+    h.receiver.script("/hook", 200);
+    for (let n = 0; n < 5; n++) await h.postel.outbound.send({ type: "order.created", data: { n } });
+    await h.postel.drain();
+    h.receiver.script("/hook", 500);
+    const { id } = await h.postel.outbound.send({ type: "order.created", data: { n: 5 } });
+    await h.postel.drain();
+    const selection = { endpointId: endpoint.id, since };
+    const dry = await h.postel.outbound.replay(selection, {
+      status: ["dead-lettered"],
+      limit: 2,
+      dryRun: true,
+    });
+    expect(dry.map((r) => r.messageId)).toEqual([id]);
+    expect((await h.postel.outbound.messages.get(id))?.status).toBe("dead-lettered");
+    const replayed = await h.postel.outbound.replay(selection, { status: ["dead-lettered"], limit: 2 });
+    expect(replayed.map((r) => r.messageId)).toEqual([id]);
+    expect((await h.postel.outbound.messages.get(id))?.status).toBe("pending");
+  });
+
   test("by message id and endpoint, only that delivery: one dead letter, not the message's others", async () => {
     const h = await harness({ retryPolicy: ExponentialBackoff({ maxAttempts: 0 }) });
     h.receiver.script("/a", 500);

@@ -16,10 +16,12 @@ export function replayStore(db: Db) {
               sql: `SELECT * FROM postel_deliveries
                 WHERE message_id IN (SELECT value FROM json_each(:messageIds)) AND status IN ${REPLAYABLE_STATUSES}
                   AND (:endpointId IS NULL OR endpoint_id = :endpointId)
+                  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
                 ORDER BY id LIMIT :limit`,
               args: {
                 messageIds: JSON.stringify(selector.messageIds),
                 endpointId: selector.endpointId ?? null,
+                statuses: statusesArg(selector),
                 limit: Math.max(0, limit),
               },
             }
@@ -27,9 +29,11 @@ export function replayStore(db: Db) {
               sql: `SELECT d.* FROM postel_deliveries d JOIN postel_messages m ON m.id = d.message_id
                 WHERE d.endpoint_id = :endpointId AND d.status IN ${REPLAYABLE_STATUSES}
                   AND m.created_at >= :since AND m.created_at < :until
+                  AND (:statuses IS NULL OR d.status IN (SELECT value FROM json_each(:statuses)))
                 ORDER BY d.id LIMIT :limit`,
               args: {
                 endpointId: selector.endpointId,
+                statuses: statusesArg(selector),
                 since: selector.since,
                 until: selector.until,
                 limit: Math.max(0, limit),
@@ -64,4 +68,9 @@ export function replayStore(db: Db) {
       return resets.map((r) => r.deliveryId).filter((id) => done.delete(id));
     },
   };
+}
+
+/** The selector's statuses as a JSON list for `json_each`, or null for every terminal status. */
+function statusesArg(selector: ReplaySelector): string | null {
+  return selector.statuses === undefined ? null : JSON.stringify(selector.statuses);
 }

@@ -24,6 +24,11 @@ export interface ReplayOptions {
   /** At most this many deliveries. Default 10,000. */
   limit?: number;
   /**
+   * Select, but reset nothing: returns what a replay would re-enqueue now (with the webhook ids the
+   * deliveries have), to show a count before running it. Default false.
+   */
+  dryRun?: boolean;
+  /**
    * Called after each chunk of up to 1,000 deliveries is re-enqueued (and once with `total: 0` when
    * nothing matched), for progress on long replays. Each chunk commits on its own, so workers start
    * on the first while the rest are reset.
@@ -83,7 +88,7 @@ export async function replay(
     // With endpointId, one delivery per message (message × endpoint): e.g. one dead letter, not
     // every dead-lettered delivery of its message.
     const { endpointId } = selection;
-    candidates = await storage.findReplayable({ messageIds: ids, endpointId }, limit);
+    candidates = await storage.findReplayable({ messageIds: ids, endpointId, statuses }, limit);
     if (endpointId !== undefined) candidates = candidates.filter((d) => d.endpointId === endpointId);
   } else if ("endpointId" in selection && selection.endpointId !== undefined) {
     if (!isLookupId(selection.endpointId) || !(await storage.getEndpoint(selection.endpointId))) {
@@ -94,19 +99,31 @@ export async function replay(
     }
     const since = toTime(selection.since, "since");
     const until = selection.until === undefined ? deps.clock.now() + 1 : toTime(selection.until, "until");
-    candidates = await storage.findReplayable({ endpointId: selection.endpointId, since, until }, limit);
+    candidates = await storage.findReplayable(
+      { endpointId: selection.endpointId, since, until, statuses },
+      limit,
+    );
   } else if ("filter" in selection && typeof selection.filter === "function") {
-    candidates = await byPredicate(deps.config, selection, limit);
+    candidates = await byPredicate(deps.config, selection, limit, statuses);
   } else {
     throw new InvalidInputError(
       "INVALID_ARGUMENT",
       "replay() takes { messageId }, { messageIds }, { endpointId, since, until? } or { filter }.",
     );
   }
+  // Storages filter by status before their limit; filtering again keeps one that ignores it exact.
   const chosen = (statuses ? candidates.filter((d) => statuses.includes(d.status)) : candidates).slice(
     0,
     limit,
   );
+  if (options.dryRun ?? selection.dryRun) {
+    return chosen.map((d) => ({
+      messageId: d.messageId,
+      deliveryId: d.id,
+      endpointId: d.endpointId,
+      webhookId: d.webhookId,
+    }));
+  }
   const resets = chosen.map((d) => ({
     deliveryId: d.id,
     webhookId: freshWebhookId ? deps.newId("msg") : d.webhookId,
@@ -133,6 +150,7 @@ async function byPredicate(
   config: OutboundConfig,
   selection: { filter: (message: Message) => boolean; since?: Date | number; until?: Date | number },
   limit: number,
+  statuses: DeliveryStatus[] | undefined,
 ): Promise<DeliveryRecord[]> {
   const found: DeliveryRecord[] = [];
   let after: string | undefined;
@@ -143,7 +161,9 @@ async function byPredicate(
     if (page.length === 0) break;
     const ids = page.filter((record) => selection.filter(toMessage(record))).map((record) => record.id);
     if (ids.length > 0)
-      found.push(...(await config.storage.findReplayable({ messageIds: ids }, limit - found.length)));
+      found.push(
+        ...(await config.storage.findReplayable({ messageIds: ids, statuses }, limit - found.length)),
+      );
     after = page[page.length - 1]!.id;
     if (page.length < PAGE) break;
   }

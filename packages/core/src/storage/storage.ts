@@ -290,13 +290,20 @@ export function statsOfEndpoints(endpoints: readonly EndpointStatsSource[], unfa
 }
 
 /** Which terminal deliveries `findReplayable` selects. */
-export type ReplaySelector =
+export type ReplaySelector = (
   | {
       messageIds: string[];
       /** Only the deliveries to this endpoint (one per message): e.g. one dead letter of a message. */
       endpointId?: string | undefined;
     }
-  | { endpointId: string; since: number; until: number };
+  | { endpointId: string; since: number; until: number }
+) & {
+  /**
+   * Only deliveries in these (terminal) statuses; every terminal status when absent. Applied before
+   * the limit, so a few failed deliveries are found among many succeeded ones.
+   */
+  statuses?: DeliveryStatus[] | undefined;
+};
 
 /** A delivery to reset to `pending` by `resetDeliveries`, with the `webhook-id` it will carry. */
 export interface DeliveryReset {

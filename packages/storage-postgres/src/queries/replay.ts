@@ -23,6 +23,7 @@ export async function findReplayable(
           WHERE d.message_id IN (SELECT json_array_elements_text(${asJson(selector.messageIds)}::text::json))
             AND d.status IN ${sql.unsafe(REPLAYABLE)}
             ${selector.endpointId === undefined ? sql`` : sql`AND d.endpoint_id = ${selector.endpointId}`}
+            ${onlyStatuses(sql, selector)}
           ORDER BY d.id
           LIMIT ${limit}`
       : await sql<RawRow[]>`
@@ -30,9 +31,15 @@ export async function findReplayable(
           JOIN postel.messages m ON m.id = d.message_id
           WHERE d.endpoint_id = ${selector.endpointId} AND d.status IN ${sql.unsafe(REPLAYABLE)}
             AND m.created_at >= ${selector.since}::bigint AND m.created_at < ${selector.until}::bigint
+            ${onlyStatuses(sql, selector)}
           ORDER BY d.id
           LIMIT ${limit}`;
   return rows.map(toDelivery);
+}
+
+/** The selector's status filter (none: every terminal status). */
+function onlyStatuses(sql: Sql, selector: ReplaySelector) {
+  return selector.statuses === undefined ? sql`` : sql`AND d.status IN ${sql(selector.statuses)}`;
 }
 
 /**

@@ -34,6 +34,7 @@ export class MemoryReplay {
     }
     return matches
       .filter((delivery) => REPLAYABLE.has(delivery.status))
+      .filter((delivery) => selector.statuses === undefined || selector.statuses.includes(delivery.status))
       .sort((a, b) => compare(a.id, b.id))
       .slice(0, Math.max(0, limit))
       .map(copy);

@@ -83,6 +83,27 @@ export function replayTests(context: ConformanceContext): void {
       expect(ids(found)).toEqual(ids(expected));
     });
 
+    test("findReplayable filters by status before its limit: one failure among many successes is found", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { messages, deliveries } = await fanOut(storage, { endpoints: [endpoint!], messages: 5 });
+      const claimed = await claimAll(storage, T0);
+      const kinds = ["succeeded", "succeeded", "succeeded", "dead-lettered", "failed"] as const;
+      for (const [i, kind] of kinds.entries())
+        await settle(storage, claimed.get(deliveries[i]!.id)!, { kind }, T0);
+      const statuses: ("failed" | "dead-lettered")[] = ["failed", "dead-lettered"];
+      const byEndpoint = await storage.findReplayable(
+        { endpointId: endpoint!.id, since: T0, until: T0 + 1, statuses },
+        2,
+      );
+      expect(ids(byEndpoint)).toEqual(ids(deliveries.slice(3)));
+      const byMessage = await storage.findReplayable(
+        { messageIds: messages.map((m) => m.id), statuses: ["failed"] },
+        1,
+      );
+      expect(ids(byMessage)).toEqual([deliveries[4]!.id]);
+    });
+
     test("findReplayable returns at most `limit` deliveries", async () => {
       const storage = context.storage();
       const [endpoint] = await createEndpoints(storage, 1);
