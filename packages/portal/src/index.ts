@@ -6,3 +6,13 @@ export {
   type TokenKind,
   type TokenRefusal,
 } from "./tokens.js";
+export {
+  type PortalOutbound,
+  PortalLimitError,
+  RECOVER_LIMIT,
+  type TenantDelivery,
+  type TenantEndpointInput,
+  type TenantLimits,
+  type TenantScope,
+  tenantScope,
+} from "./scope.js";

@@ -1,0 +1,126 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ExponentialBackoff, InMemoryStorage, isPostelError, Postel } from "@postel/core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { RECOVER_LIMIT, tenantScope } from "../src/scope.js";
+
+// A real receiver on 127.0.0.1: /fail answers 500, everything else 200.
+const receiver = createServer((req, res) => {
+  req.resume().on("end", () => res.writeHead(req.url === "/fail" ? 500 : 200).end());
+});
+const storage = InMemoryStorage();
+const postel = Postel({
+  outbound: {
+    storage,
+    http: { allowPrivateNetworks: true },
+    retryPolicy: ExponentialBackoff({ maxAttempts: 0 }),
+  },
+});
+const catalog = ["order.created", "order.paid", "invoice.sent"];
+const acme = tenantScope(postel.outbound, "acme", { maxEndpoints: 3 }, catalog);
+const globex = tenantScope(postel.outbound, "globex", { maxEndpoints: 3 }, catalog);
+let origin = "";
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  origin = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  receiver.close();
+  await postel.close();
+});
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise;
+  } catch (error) {
+    return isPostelError(error) ? error.code : `not a PostelError: ${String(error)}`;
+  }
+  return undefined;
+}
+
+describe("a tenant's scope", () => {
+  test("another tenant's endpoint, message and delivery are not found by any verb, and nothing changes", async () => {
+    const theirs = await globex.createEndpoint({ url: `${origin}/fail`, types: ["order.*"] });
+    const { id: messageId } = await postel.outbound.send({
+      type: "order.created",
+      data: { n: 1 },
+      tenantId: "globex",
+    });
+    const tenantless = await postel.outbound.send({ type: "order.created", data: { n: 2 } });
+    await postel.drain();
+    const [delivery] = await globex.deliveries(messageId);
+    expect(delivery?.delivery.status).toBe("dead-lettered");
+    const before = JSON.stringify([
+      await postel.outbound.endpoints.get(theirs.id),
+      await postel.outbound.messages.deliveries(messageId),
+    ]);
+
+    const endpointVerbs = [
+      () => acme.endpoint(theirs.id),
+      () => acme.updateEndpoint(theirs.id, { url: `${origin}/stolen` }),
+      () => acme.disableEndpoint(theirs.id),
+      () => acme.enableEndpoint(theirs.id),
+      () => acme.deleteEndpoint(theirs.id),
+      () => acme.revealSecret(theirs.id),
+      () => acme.rotateSecret(theirs.id, "1h"),
+      () => acme.sendTest(theirs.id, "order.created"),
+      () => acme.recoverCount(theirs.id, 0),
+      () => acme.recover(theirs.id, 0),
+    ];
+    for (const verb of endpointVerbs) expect(await codeOf(verb())).toBe("ENDPOINT_NOT_FOUND");
+    for (const id of [messageId, tenantless.id, "msg_unknown", "../../x", ""]) {
+      expect(await codeOf(acme.message(id)), id).toBe("MESSAGE_NOT_FOUND");
+      expect(await codeOf(acme.deliveries(id)), id).toBe("MESSAGE_NOT_FOUND");
+      expect(await codeOf(acme.replayDelivery(id, delivery!.delivery.id)), id).toBe("MESSAGE_NOT_FOUND");
+    }
+    expect(await codeOf(acme.endpoint("ep_unknown"))).toBe("ENDPOINT_NOT_FOUND");
+    expect((await acme.listEndpoints()).items).toEqual([]);
+    expect((await acme.listMessages()).items.map((m) => m.id)).not.toContain(tenantless.id);
+    expect((await acme.listMessages()).items).toEqual([]);
+
+    const after = JSON.stringify([
+      await postel.outbound.endpoints.get(theirs.id),
+      await postel.outbound.messages.deliveries(messageId),
+    ]);
+    expect(after).toBe(before);
+  });
+
+  test("a tenant's own endpoint: created under its tenant whatever the input says, limited, typed from the catalog", async () => {
+    const created = await acme.createEndpoint({
+      url: `${origin}/ok`,
+      types: ["order.paid"],
+      ...({ tenantId: "globex", headers: { authorization: "x" } } as object),
+    });
+    expect(created.tenantId).toBe("acme");
+    expect(created.headers).toEqual({});
+    expect(await codeOf(acme.createEndpoint({ url: `${origin}/ok`, types: ["refund.*"] }))).toBe(
+      "INVALID_ARGUMENT",
+    );
+    await acme.createEndpoint({ url: `${origin}/ok` });
+    await acme.createEndpoint({ url: `${origin}/ok` });
+    expect(await codeOf(acme.createEndpoint({ url: `${origin}/ok` }))).toBe("PORTAL_LIMIT_REACHED");
+    expect((await acme.listEndpoints()).items).toHaveLength(3);
+    await acme.deleteEndpoint(created.id);
+    expect(await codeOf(acme.endpoint(created.id))).toBe("ENDPOINT_NOT_FOUND");
+  });
+
+  test("replay one delivery, and recover counts before it sends again only the failures since a time", async () => {
+    const endpoint = await globex.createEndpoint({ url: `${origin}/fail`, types: ["invoice.sent"] });
+    const since = Date.now() - 1;
+    const sent = [];
+    for (let n = 0; n < 3; n++)
+      sent.push(await postel.outbound.send({ type: "invoice.sent", data: { n }, tenantId: "globex" }));
+    await postel.drain();
+    expect(await globex.recoverCount(endpoint.id, since)).toBe(3);
+    expect(await globex.recoverCount(endpoint.id, Date.now() + 60_000)).toBe(0);
+    const [first] = await globex.deliveries(sent[0]!.id);
+    expect(await globex.replayDelivery(sent[0]!.id, first!.delivery.id)).toBe(1);
+    expect(await globex.recoverCount(endpoint.id, since)).toBe(2);
+    expect(await globex.recover(endpoint.id, since)).toBe(2);
+    expect(await globex.recoverCount(endpoint.id, since)).toBe(0);
+    await postel.drain();
+    expect(await globex.recoverCount(endpoint.id, since)).toBe(3);
+    expect(RECOVER_LIMIT).toBeGreaterThan(0);
+  });
+});
