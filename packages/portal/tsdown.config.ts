@@ -1,7 +1,13 @@
 import { defineConfig } from "tsdown";
 
 export default defineConfig({
-  entry: { index: "src/index.ts" },
+  entry: {
+    index: "src/index.ts",
+    express: "src/mounts/express.ts",
+    fastify: "src/mounts/fastify.ts",
+    hono: "src/mounts/hono.ts",
+    next: "src/mounts/next.ts",
+  },
   format: "esm",
   platform: "node",
   target: "node20.19",

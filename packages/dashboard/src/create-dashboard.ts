@@ -1,5 +1,12 @@
 import { type Clock, isPostelError, PostelError, systemClock } from "@postel/core";
-import { BodyTooLargeError, createCsrf, guardedHandler, type Html, readBodyText } from "@postel/web-kit";
+import {
+  BodyTooLargeError,
+  basePathProblem,
+  createCsrf,
+  guardedHandler,
+  type Html,
+  readBodyText,
+} from "@postel/web-kit";
 import { type Action, endpointActions, replayMatching, replayMessage, replaySelected } from "./actions.js";
 import { LIVE_SCRIPT } from "./assets/live-script.js";
 import { STYLESHEET } from "./assets/stylesheet.js";
@@ -170,12 +177,9 @@ function checkOptions(options: DashboardOptions): string {
     );
   }
   const basePath = options.basePath ?? "/";
-  if (!/^\/[A-Za-z0-9._~\-/]*$/.test(basePath) || basePath.includes("//")) {
-    throw new DashboardConfigurationError(
-      "DASHBOARD_INVALID_OPTIONS",
-      `createDashboard() basePath must be a path such as "/postel" (letters, digits, - . _ ~ /), got ${JSON.stringify(basePath)}.`,
-    );
-  }
+  const badPath = basePathProblem(basePath);
+  if (badPath !== null)
+    throw new DashboardConfigurationError("DASHBOARD_INVALID_OPTIONS", `createDashboard() ${badPath}`);
   if (options.csrfSecret !== undefined && options.csrfSecret.length < 32) {
     throw new DashboardConfigurationError(
       "DASHBOARD_INVALID_OPTIONS",

@@ -16,3 +16,5 @@ export {
   type TenantScope,
   tenantScope,
 } from "./scope.js";
+export { API_ROUTES } from "./api.js";
+export { createPortal, type Portal, type PortalCaller, type PortalOptions } from "./create-portal.js";

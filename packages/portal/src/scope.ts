@@ -97,8 +97,10 @@ export function tenantScope(
     return message;
   };
   const checkTypes = (types: string[] | undefined) => {
-    if (types === undefined || catalogTypes === undefined) return;
+    // Not a list of strings: endpoints.create() refuses it with its own coded message.
+    if (!Array.isArray(types) || catalogTypes === undefined) return;
     for (const type of types) {
+      if (typeof type !== "string") continue;
       const pattern = new RegExp(`^${type.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`);
       if (!catalogTypes.some((declared) => pattern.test(declared))) {
         throw new InvalidInputError(

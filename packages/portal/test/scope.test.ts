@@ -1,34 +1,12 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { ExponentialBackoff, InMemoryStorage, isPostelError, Postel } from "@postel/core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { InMemoryStorage, isPostelError, Postel } from "@postel/core";
+import { describe, expect, test } from "vitest";
 import { RECOVER_LIMIT, tenantScope } from "../src/scope.js";
+import { outboxWithReceiver } from "./support/outbox.js";
 
-// A real receiver on 127.0.0.1: /fail answers 500, everything else 200.
-const receiver = createServer((req, res) => {
-  req.resume().on("end", () => res.writeHead(req.url === "/fail" ? 500 : 200).end());
-});
-const storage = InMemoryStorage();
-const postel = Postel({
-  outbound: {
-    storage,
-    http: { allowPrivateNetworks: true },
-    retryPolicy: ExponentialBackoff({ maxAttempts: 0 }),
-  },
-});
+const { postel, origin } = outboxWithReceiver();
 const catalog = ["order.created", "order.paid", "invoice.sent"];
 const acme = tenantScope(postel.outbound, "acme", { maxEndpoints: 3 }, catalog);
 const globex = tenantScope(postel.outbound, "globex", { maxEndpoints: 3 }, catalog);
-let origin = "";
-
-beforeAll(async () => {
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  receiver.close();
-  await postel.close();
-});
 
 async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
   try {
@@ -41,7 +19,7 @@ async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
 
 describe("a tenant's scope", () => {
   test("another tenant's endpoint, message and delivery are not found by any verb, and nothing changes", async () => {
-    const theirs = await globex.createEndpoint({ url: `${origin}/fail`, types: ["order.*"] });
+    const theirs = await globex.createEndpoint({ url: `${origin()}/fail`, types: ["order.*"] });
     const { id: messageId } = await postel.outbound.send({
       type: "order.created",
       data: { n: 1 },
@@ -58,7 +36,7 @@ describe("a tenant's scope", () => {
 
     const endpointVerbs = [
       () => acme.endpoint(theirs.id),
-      () => acme.updateEndpoint(theirs.id, { url: `${origin}/stolen` }),
+      () => acme.updateEndpoint(theirs.id, { url: `${origin()}/stolen` }),
       () => acme.disableEndpoint(theirs.id),
       () => acme.enableEndpoint(theirs.id),
       () => acme.deleteEndpoint(theirs.id),
@@ -88,25 +66,25 @@ describe("a tenant's scope", () => {
 
   test("a tenant's own endpoint: created under its tenant whatever the input says, limited, typed from the catalog", async () => {
     const created = await acme.createEndpoint({
-      url: `${origin}/ok`,
+      url: `${origin()}/ok`,
       types: ["order.paid"],
       ...({ tenantId: "globex", headers: { authorization: "x" } } as object),
     });
     expect(created.tenantId).toBe("acme");
     expect(created.headers).toEqual({});
-    expect(await codeOf(acme.createEndpoint({ url: `${origin}/ok`, types: ["refund.*"] }))).toBe(
+    expect(await codeOf(acme.createEndpoint({ url: `${origin()}/ok`, types: ["refund.*"] }))).toBe(
       "INVALID_ARGUMENT",
     );
-    await acme.createEndpoint({ url: `${origin}/ok` });
-    await acme.createEndpoint({ url: `${origin}/ok` });
-    expect(await codeOf(acme.createEndpoint({ url: `${origin}/ok` }))).toBe("PORTAL_LIMIT_REACHED");
+    await acme.createEndpoint({ url: `${origin()}/ok` });
+    await acme.createEndpoint({ url: `${origin()}/ok` });
+    expect(await codeOf(acme.createEndpoint({ url: `${origin()}/ok` }))).toBe("PORTAL_LIMIT_REACHED");
     expect((await acme.listEndpoints()).items).toHaveLength(3);
     await acme.deleteEndpoint(created.id);
     expect(await codeOf(acme.endpoint(created.id))).toBe("ENDPOINT_NOT_FOUND");
   });
 
   test("replay one delivery, and recover counts before it sends again only the failures since a time", async () => {
-    const endpoint = await globex.createEndpoint({ url: `${origin}/fail`, types: ["invoice.sent"] });
+    const endpoint = await globex.createEndpoint({ url: `${origin()}/fail`, types: ["invoice.sent"] });
     const since = Date.now() - 1;
     const sent = [];
     for (let n = 0; n < 3; n++)

@@ -63,3 +63,13 @@ export function guardedHandler<Caller>(
     }
   };
 }
+
+/**
+ * Why `basePath` cannot be a mount path, or null when it can: it starts with `/` and holds only
+ * letters, digits and `- . _ ~ /`, with no empty segment.
+ */
+export function basePathProblem(basePath: unknown): string | null {
+  if (typeof basePath === "string" && /^\/[A-Za-z0-9._~\-/]*$/.test(basePath) && !basePath.includes("//"))
+    return null;
+  return `basePath must be a path such as "/postel" (letters, digits, - . _ ~ /), got ${JSON.stringify(basePath)}.`;
+}

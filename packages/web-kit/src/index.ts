@@ -8,7 +8,7 @@ export {
   fromBase64Url,
   toBase64Url,
 } from "./csrf.js";
-export { type GuardOptions, guardedHandler } from "./guard.js";
+export { basePathProblem, type GuardOptions, guardedHandler } from "./guard.js";
 export { escapeHtml, Html, html, trustedHtml } from "./html.js";
 export type { MountableHandler, MountNames } from "./mounts/mountable.js";
 export {

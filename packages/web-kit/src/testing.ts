@@ -182,3 +182,4 @@ export function runMountHardening(options: HardeningOptions): void {
     });
   }
 }
+export { type Frameworks, frameworkMounts, type SurfaceMounts } from "./testing-mounts.js";
