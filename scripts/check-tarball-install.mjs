@@ -38,9 +38,18 @@ const parser = ts.transpileModule(
   },
 ).outputText;
 const { codeBlocks, readmes } = await import(`data:text/javascript,${encodeURIComponent(parser)}`);
-// apps/ are private programs; npm users read the root and package READMEs.
+// apps/ are private programs, and a private package is not on npm yet: npm users read the root and
+// the published packages' READMEs (docs-check compiles every README inside the workspace).
+const isPrivatePackage = (file) => {
+  const manifest = join(file, "..", "package.json");
+  return (
+    file.startsWith(join(root, "packages/")) &&
+    existsSync(manifest) &&
+    JSON.parse(readFileSync(manifest, "utf8")).private === true
+  );
+};
 const blocks = readmes(root)
-  .filter((file) => !file.startsWith(join(root, "apps/")))
+  .filter((file) => !file.startsWith(join(root, "apps/")) && !isPrivatePackage(file))
   .flatMap((file) => codeBlocks(root, file));
 
 const manifests = tarballs.map((tarball) =>
