@@ -4,7 +4,7 @@
  * code; another tenant's id is a 404 like an unknown one.
  */
 import { InvalidInputError, isPostelError, NotFoundError, type PostelError } from "@postel/core";
-import { readBodyText, type Responder } from "@postel/web-kit";
+import { isCrossSite, readBodyText, type Responder } from "@postel/web-kit";
 import { PortalLimitError, type TenantEndpointInput, type TenantScope } from "./scope.js";
 
 /** The status of each kind of failure a tenant can cause; 0 for the server's own (a 500). */
@@ -98,20 +98,9 @@ export async function serveApi(
  * browser's `Sec-Fetch-Site` and `Origin` must be this site's.
  */
 function refuseCrossSite(request: Request): { code: string; message: string } | null {
-  const type = request.headers.get("content-type") ?? "";
-  const site = request.headers.get("sec-fetch-site");
-  const origin = request.headers.get("origin");
-  const host = new URL(request.url).host;
-  let crossOrigin = site !== null && site !== "same-origin";
-  if (origin !== null && !crossOrigin) {
-    try {
-      crossOrigin = new URL(origin).host !== host;
-    } catch {
-      crossOrigin = true;
-    }
-  }
-  if (crossOrigin) return { code: "CROSS_SITE", message: "Writes are accepted only from this site." };
-  if (!/^application\/json\s*(;|$)/i.test(type))
+  if (isCrossSite(request))
+    return { code: "CROSS_SITE", message: "Writes are accepted only from this site." };
+  if (!/^application\/json\s*(;|$)/i.test(request.headers.get("content-type") ?? ""))
     return { code: "JSON_REQUIRED", message: "Send writes as JSON (Content-Type: application/json)." };
   return null;
 }

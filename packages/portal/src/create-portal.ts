@@ -1,4 +1,3 @@
-import type { AnyEventCatalog } from "@postel/core";
 import { basePathProblem, createResponder, frameAncestorsProblem, guardedHandler } from "@postel/web-kit";
 import { serveApi } from "./api.js";
 import { PortalConfigurationError } from "./errors.js";
@@ -23,8 +22,6 @@ export interface PortalOptions {
   ) => Promise<PortalCaller | null | Response> | PortalCaller | null | Response;
   /** The path the portal is mounted at, e.g. `"/webhooks"`. Default `"/"`. */
   basePath?: string | undefined;
-  /** The event catalog tenants pick types from and send test events of. */
-  events?: AnyEventCatalog | undefined;
   /** Per-tenant limits. */
   limits?: Partial<TenantLimits> | undefined;
   /** Origins allowed to frame the portal (`'self'`, `https://app.example.com`); default none. */
@@ -50,7 +47,6 @@ export function createPortal(options: PortalOptions): Portal {
   const basePath = checkOptions(options);
   const responder = createResponder({ frameAncestors: options.frameAncestors });
   const limits: TenantLimits = { maxEndpoints: options.limits?.maxEndpoints ?? 20 };
-  const catalogTypes = options.events?.types;
   const handle = guardedHandler<PortalCaller>({
     basePath,
     methods: ["GET", "HEAD", "POST", "PATCH", "DELETE"],
@@ -67,7 +63,7 @@ export function createPortal(options: PortalOptions): Portal {
       return caller;
     },
     serve: async (request, caller, path) => {
-      const scope = tenantScope(options.postel.outbound, caller.tenantId, limits, catalogTypes);
+      const scope = tenantScope(options.postel.outbound, caller.tenantId, limits);
       const answer = path.startsWith("/api/")
         ? await serveApi(request, scope, path.slice(5), responder)
         : null;

@@ -50,15 +50,7 @@ export function createCsrf(options: CsrfOptions): Csrf {
       };
     },
     async check(request, form) {
-      const site = request.headers.get("sec-fetch-site");
-      if (site !== null && site !== "same-origin") return "cross-site";
-      const origin = request.headers.get("origin");
-      // Under `Referrer-Policy: no-referrer` Chromium sends `Origin: null` with our own forms; it is
-      // trusted only when the browser also says the request is same-origin.
-      const opaque = origin === "null" && site === "same-origin";
-      // Hosts, not origins: behind a TLS-terminating proxy the app may see http:// while the browser
-      // sends https://; a cross-site attacker's page never has this host.
-      if (origin !== null && !opaque && hostOf(origin) !== new URL(request.url).host) return "cross-site";
+      if (isCrossSite(request)) return "cross-site";
       const session = sessionOf(request, cookieName);
       const token = form.get("_csrf");
       if (session === null || token === null || token === "") return "missing-token";
@@ -68,6 +60,22 @@ export function createCsrf(options: CsrfOptions): Csrf {
       return valid ? null : "bad-token";
     },
   };
+}
+
+/**
+ * Whether a browser says the request comes from another site: a `Sec-Fetch-Site` other than
+ * `same-origin`, or an `Origin` naming another host.
+ */
+export function isCrossSite(request: Request): boolean {
+  const site = request.headers.get("sec-fetch-site");
+  if (site !== null && site !== "same-origin") return true;
+  const origin = request.headers.get("origin");
+  // Under `Referrer-Policy: no-referrer` Chromium sends `Origin: null` with our own forms; it is
+  // trusted only when the browser also says the request is same-origin.
+  const opaque = origin === "null" && site === "same-origin";
+  // Hosts, not origins: behind a TLS-terminating proxy the app may see http:// while the browser
+  // sends https://; a cross-site attacker's page never has this host.
+  return origin !== null && !opaque && hostOf(origin) !== new URL(request.url).host;
 }
 
 function sessionOf(request: Request, cookieName: string): string | null {

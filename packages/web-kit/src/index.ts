@@ -6,6 +6,7 @@ export {
   cookieValue,
   createCsrf,
   fromBase64Url,
+  isCrossSite,
   toBase64Url,
 } from "./csrf.js";
 export { basePathProblem, type GuardOptions, guardedHandler } from "./guard.js";

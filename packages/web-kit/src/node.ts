@@ -5,7 +5,6 @@
  * read before the handler asks for it.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Responder } from "./respond.js";
 
 const LABEL = "[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?";
 const HOST = new RegExp(`^(?:${LABEL}(?:\\.${LABEL})*\\.?|\\[[0-9A-Fa-f:.]{2,45}\\])(?::[0-9]{1,5})?$`);
@@ -113,9 +112,4 @@ export async function writeWebResponse(res: ServerResponse, response: Response):
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) res.setHeader("set-cookie", cookies);
   res.end(Buffer.from(await response.arrayBuffer()));
-}
-
-/** The plain 400 a mount sends for a request whose host or target cannot make a URL. */
-export function badRequest(responder: Responder): Response {
-  return responder.plain(400, "Bad request");
 }

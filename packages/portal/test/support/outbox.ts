@@ -1,13 +1,14 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ExponentialBackoff, InMemoryStorage, Postel } from "@postel/core";
+import { type AnyEventCatalog, ExponentialBackoff, InMemoryStorage, Postel } from "@postel/core";
 import { afterAll, beforeAll } from "vitest";
 
 /**
  * A Postel outbox on InMemoryStorage that sends to a real receiver on 127.0.0.1 (`/fail` answers
- * 500, everything else 200) and dead-letters at the first failure. `origin()` is the receiver's.
+ * 500, everything else 200) and dead-letters at the first failure, with `events` as its catalog
+ * when given. `origin()` is the receiver's.
  */
-export function outboxWithReceiver() {
+export function outboxWithReceiver(events?: AnyEventCatalog) {
   const receiver = createServer((req, res) => {
     req.resume().on("end", () => res.writeHead(req.url === "/fail" ? 500 : 200).end());
   });
@@ -16,6 +17,7 @@ export function outboxWithReceiver() {
       storage: InMemoryStorage(),
       http: { allowPrivateNetworks: true },
       retryPolicy: ExponentialBackoff({ maxAttempts: 0 }),
+      ...(events === undefined ? {} : { events }),
     },
   });
   let origin = "";
