@@ -36,6 +36,13 @@ export type { EndpointsApi, ListEndpointsOptions } from "./outbound/endpoints.js
 export type { ListMessagesOptions, MessagesApi } from "./outbound/messages.js";
 export type { DeadLettersApi, ListDeadLettersOptions } from "./outbound/dead-letters.js";
 export type { AttemptsApi, RecentAttemptsOptions } from "./outbound/attempts.js";
+export type {
+  AuditEntry,
+  AuditLogApi,
+  CountAuditEntriesOptions,
+  ListAuditEntriesOptions,
+} from "./outbound/audit-log.js";
+export { AUDIT_ENTRY_LIMITS, type AuditEntryInput } from "./outbound/audit-entry-input.js";
 export type { AttemptTotals, EndpointStats, OutboundStats, StatsOptions } from "./outbound/stats.js";
 export type { Page } from "./outbound/page.js";
 export { PAGE_LIMITS } from "./outbound/page.js";
@@ -112,6 +119,12 @@ export type {
 export { bucketTokens, firstDirectOutcomes, HEALTH_BUCKET_MS, statsOfEndpoints } from "./storage/storage.js";
 export { idFloor, messageIdBound } from "./ids.js";
 export type {
+  AuditCountQuery,
+  AuditDetailValue,
+  AuditLogQuery,
+  AuditLogRecord,
+  AuditLogStore,
+  AuditPruneRequest,
   AuditStore,
   DeliveryOutcome,
   DeliveryQueue,

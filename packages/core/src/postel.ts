@@ -12,6 +12,7 @@ import { createHttpSender, type HttpSender } from "./http/http-sender.js";
 import { createIdGenerator } from "./ids.js";
 import { createEndpointsApi, type EndpointsApi } from "./outbound/endpoints.js";
 import { type AttemptsApi, createAttemptsApi } from "./outbound/attempts.js";
+import { type AuditLogApi, createAuditLogApi } from "./outbound/audit-log.js";
 import { createDeadLettersApi, type DeadLettersApi } from "./outbound/dead-letters.js";
 import { createMessagesApi, type MessagesApi } from "./outbound/messages.js";
 import { type OutboundStats, type StatsOptions, stats } from "./outbound/stats.js";
@@ -102,6 +103,17 @@ export interface Outbound<S extends Storage<unknown>, E extends AnyEventCatalog 
    * const { messages, deliveries, attempts } = await postel.outbound.prune({ olderThan: "30d" });
    */
   prune(options?: PruneOptions): Promise<PruneResult>;
+  /**
+   * The audit log of who did what (portal, dashboard and app actions), kept by the storage's optional
+   * `auditLog` capability: every call throws `AUDIT_LOG_UNSUPPORTED` on a storage without it.
+   * `prune()` and retention leave it alone; `auditLog.prune()` deletes old entries.
+   */
+  auditLog: AuditLogApi;
+  /**
+   * The event catalog Postel was configured with (`outbound.events`), null without one: lets a UI
+   * list the declared types with their descriptions.
+   */
+  readonly catalog: AnyEventCatalog | null;
 }
 
 /** A Postel instance. */
@@ -258,6 +270,8 @@ export function Postel<
         await migrate();
         return prune({ config: outbound, clock }, pruneOptions);
       },
+      auditLog: createAuditLogApi({ config: outbound, clock, newId }),
+      catalog: outbound.events,
     },
     async start() {
       await migrate();

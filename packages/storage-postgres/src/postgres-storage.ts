@@ -1,4 +1,5 @@
 import {
+  type AuditLogStore,
   type ConfigurationIssue,
   InvalidInputError,
   type Storage,
@@ -19,6 +20,7 @@ import { epochMs } from "./internal/rows.js";
 import { asSchemaError } from "./internal/schema-errors.js";
 import { assertMigrated, migrate } from "./migrate.js";
 import * as audit from "./queries/audit.js";
+import * as auditLog from "./queries/audit-log.js";
 import * as claim from "./queries/claim.js";
 import { claimLimited } from "./queries/claim-limited.js";
 import * as endpointState from "./queries/endpoint-state.js";
@@ -56,6 +58,8 @@ export interface PostgresStorageOptions {
 /** Postel's `Storage` on Postgres; `migrate()` is always present. */
 export interface PostgresStorageInstance extends Storage<PostgresTransaction> {
   migrate(): Promise<void>;
+  /** The audit log, in `postel.audit_log`. */
+  readonly auditLog: AuditLogStore;
 }
 
 /**
@@ -212,6 +216,20 @@ export function PostgresStorage(
     pruneHealth: (request) =>
       run((sql) => pruneHealth(sql, { ...request, startedBefore: epochMs(request.startedBefore) })),
 
+    auditLog: {
+      appendAuditEntry: (entry) =>
+        run(async (sql) => {
+          try {
+            return await auditLog.appendAuditEntry(sql, entry);
+          } catch (error) {
+            throw duplicateAuditIdError(error, entry.id);
+          }
+        }),
+      listAuditEntries: (query) => run((sql) => auditLog.listAuditEntries(sql, query)),
+      countAuditEntries: (query) => run((sql) => auditLog.countAuditEntries(sql, query)),
+      pruneAuditEntries: (request) => run((sql) => auditLog.pruneAuditEntries(sql, request)),
+    },
+
     subscribe: async (onWake, onLost) => {
       const like = listenLike();
       if (like === undefined) return async () => {};
@@ -299,6 +317,15 @@ function duplicateIdError(error: unknown, id?: string): unknown {
   const named = id ?? /\(id\)=\((.*)\)/.exec(typeof pg.detail === "string" ? pg.detail : "")?.[1];
   const which = named === undefined ? "this id" : `id "${named}"`;
   return new InvalidInputError("INVALID_ARGUMENT", `A message with ${which} already exists.`, {
+    cause: error,
+  });
+}
+
+// As in InMemoryStorage: an audit entry id already stored is bad input (core never makes one twice).
+function duplicateAuditIdError(error: unknown, id: string): unknown {
+  const pg = error as { code?: unknown; constraint_name?: unknown } | null;
+  if (pg?.code !== "23505" || pg.constraint_name !== "audit_log_pkey") return error;
+  return new InvalidInputError("INVALID_ARGUMENT", `An audit entry with id "${id}" already exists.`, {
     cause: error,
   });
 }

@@ -214,6 +214,34 @@ export const received = postelSchema.table(
   (t) => [primaryKey({ columns: [t.source, t.id] }), index("received_expires_at_idx").on(t.expiresAt)],
 );
 
+/**
+ * The audit log (`Storage.auditLog`): who did what to what, when, appended by core and never updated.
+ * Listed newest first by id, per tenant on `(tenant_id, id)`; a rate limit counts one tenant's
+ * actions since a time on `(tenant_id, action, at)`; pruning takes the oldest on `at`. Retention of
+ * the delivery history never touches it.
+ */
+export const auditLog = postelSchema.table(
+  "audit_log",
+  {
+    id: idText("id").primaryKey(),
+    at: ms("at").notNull(),
+    tenantId: text("tenant_id"),
+    actor: text("actor").notNull(),
+    action: text("action").notNull(),
+    target: text("target"),
+    source: text("source").notNull(),
+    detail: jsonb("detail"),
+    // Unique when set: a second entry with the key is not written (one-time link nonces).
+    key: text("key"),
+  },
+  (t) => [
+    uniqueIndex("audit_log_key_idx").on(t.key).where(sql`${t.key} IS NOT NULL`),
+    index("audit_log_tenant_id_idx").on(t.tenantId, t.id),
+    index("audit_log_tenant_action_at_idx").on(t.tenantId, t.action, t.at),
+    index("audit_log_at_idx").on(t.at),
+  ],
+);
+
 /** Small counters: `schema_version`, `endpoints_revision`. */
 export const meta = postelSchema.table("meta", {
   key: text("key").primaryKey(),

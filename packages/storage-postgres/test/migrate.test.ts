@@ -14,6 +14,7 @@ const SHIPPED: string[] = JSON.parse(
 
 const TABLES = [
   "attempts",
+  "audit_log",
   "deliveries",
   "endpoint_health",
   "endpoint_rate_buckets",

@@ -9,8 +9,8 @@ import {
   type MessageRecord,
   type RecentAttemptsQuery,
 } from "@postel/core";
-import type { InValue } from "@libsql/client";
 import type { Db, Statement } from "./internal/database.js";
+import { newestFirst } from "./internal/sql-fragments.js";
 import { int, str, strOrNull, toAttempt, toDelivery, toMessage } from "./internal/rows.js";
 
 /** The WHERE of postel_messages_dead_or_expired, repeated verbatim so that SQLite knows it may use it. */
@@ -36,19 +36,7 @@ export function listMessagesStatement(query: MessageQuery): Statement {
     after: "id < :after",
     from: "id >= :from",
   };
-  const where: string[] = [];
-  const args: Record<string, InValue> = { limit: Math.max(0, query.limit) };
-  for (const [name, condition] of Object.entries(conditions)) {
-    const value = query[name as keyof typeof conditions];
-    if (value === undefined) continue;
-    where.push(condition);
-    args[name] = value;
-  }
-  return {
-    sql: `SELECT * FROM postel_messages ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY id DESC LIMIT :limit`,
-    args,
-  };
+  return newestFirst("postel_messages", conditions, query);
 }
 
 /** The audit reads: messages, deliveries, attempts, dead letters, counts. Never take the write lock. */

@@ -184,6 +184,34 @@ export const received = sqliteTable(
   (t) => [primaryKey({ columns: [t.source, t.id] }), index("postel_received_expires").on(t.expiresAt)],
 );
 
+/**
+ * The audit log (`Storage.auditLog`): who did what to what, when, appended by core and never updated.
+ * Listed newest first by id, per tenant on `(tenant_id, id)`; a rate limit counts one tenant's
+ * actions since a time on `(tenant_id, action, at)`; pruning takes the oldest on `at`. Retention of
+ * the delivery history never touches it. `detail` is JSON text.
+ */
+export const auditLog = sqliteTable(
+  "postel_audit_log",
+  {
+    id: text("id").primaryKey(),
+    at: integer("at").notNull(),
+    tenantId: text("tenant_id"),
+    actor: text("actor").notNull(),
+    action: text("action").notNull(),
+    target: text("target"),
+    source: text("source").notNull(),
+    detail: text("detail"),
+    // Unique when set: a second entry with the key is not written (one-time link nonces).
+    key: text("key"),
+  },
+  (t) => [
+    uniqueIndex("postel_audit_log_key").on(t.key).where(sql`key IS NOT NULL`),
+    index("postel_audit_log_tenant").on(t.tenantId, t.id),
+    index("postel_audit_log_tenant_action_at").on(t.tenantId, t.action, t.at),
+    index("postel_audit_log_at").on(t.at),
+  ],
+);
+
 /** Small key/value facts, e.g. `endpoints_revision`. */
 export const meta = sqliteTable("postel_meta", {
   key: text("key").primaryKey(),

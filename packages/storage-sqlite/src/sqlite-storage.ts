@@ -1,6 +1,7 @@
 import type { Client } from "@libsql/client";
-import type { Storage } from "@postel/core";
+import type { AuditLogStore, Storage } from "@postel/core";
 import { auditStore } from "./audit.js";
+import { auditLogStore } from "./audit-log.js";
 import { statsStore } from "./stats.js";
 import { deliveryQueue } from "./delivery-queue.js";
 import { endpointStore } from "./endpoints.js";
@@ -38,6 +39,8 @@ export interface SqliteStorage extends Storage<SqliteTransaction> {
   readonly client: Client;
   /** Create or upgrade the schema (see the standalone `migrate`). Safe to call from several processes. */
   migrate(): Promise<void>;
+  /** The audit log, in `postel_audit_log`. */
+  readonly auditLog: AuditLogStore;
 }
 
 /**
@@ -66,6 +69,7 @@ export function SqliteStorage(
     ...statsStore(db),
     ...replayStore(db),
     ...retentionStore(db),
+    auditLog: auditLogStore(db),
     migrate: lifecycle.migrate,
     close: lifecycle.close,
   };

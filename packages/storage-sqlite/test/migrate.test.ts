@@ -49,6 +49,7 @@ describe("migrate", () => {
     expect(await names(url, "table")).toEqual(
       expect.arrayContaining([
         "postel_attempts",
+        "postel_audit_log",
         "postel_deliveries",
         "postel_endpoint_health",
         "postel_endpoint_rate_buckets",

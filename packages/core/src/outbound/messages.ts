@@ -58,7 +58,9 @@ export interface MessagesApi {
    * repeated). Filtered by `type` or `tenantId`, a page examines at most 10,000 messages
    * (`SEARCH_WINDOW`), so a value few messages carry never walks the whole history for one page: such
    * a page can hold fewer than `limit` messages, even none, and still have a `nextCursor` that goes on
-   * searching older ones. Only a null `nextCursor` means the end. Bad options throw
+   * searching older ones. Only a null `nextCursor` means the end. Filtered by `tenantId` alone (a
+   * status besides) on Postgres, SQLite or in memory, pages are full: the tenant's own index is
+   * walked, whatever the rest of the history holds. Bad options throw
    * `InvalidInputError` (`INVALID_ARGUMENT`, or `INVALID_CURSOR`).
    * @example
    * let cursor: string | undefined;
@@ -102,7 +104,7 @@ export function createMessagesApi(config: OutboundConfig): MessagesApi {
       const cursorKey = decodeCursor(cursor, "messages", "messages.list()");
       const after = startBelow(cursorKey, filters.until);
       const floor = stopAt(filters.since);
-      if (!searches(filters) || storage.messageWindow === undefined) {
+      if (!searches(filters, storage.indexedMessageFilters) || storage.messageWindow === undefined) {
         const rows = await storage.listMessages({ ...filters, limit: limit + 1, after, from: floor });
         return toPage(rows, limit, "messages", (row) => row.id, toMessage);
       }
@@ -139,13 +141,19 @@ export function createMessagesApi(config: OutboundConfig): MessagesApi {
 export const SEARCH_WINDOW = 10_000;
 
 /** A filter the storages have no index for: a rare value would make a page walk the whole history. */
-function searches(filters: {
-  type?: string | undefined;
-  tenantId?: string | undefined;
-  status?: string | undefined;
-}) {
+/**
+ * Whether a listing must be searched window by window: it filters by a type or tenant that few
+ * messages may carry, and no index of the storage holds just those (a rare status, or a tenant on a
+ * storage with a tenant index, is walked in its own index).
+ */
+function searches(
+  filters: { type?: string | undefined; tenantId?: string | undefined; status?: string | undefined },
+  indexed: readonly "tenantId"[] = [],
+) {
   const indexedStatus = filters.status === "dead-lettered" || filters.status === "expired";
-  return (filters.type !== undefined || filters.tenantId !== undefined) && !indexedStatus;
+  const indexedTenant =
+    filters.tenantId !== undefined && filters.type === undefined && indexed.includes("tenantId");
+  return (filters.type !== undefined || filters.tenantId !== undefined) && !indexedStatus && !indexedTenant;
 }
 
 /**

@@ -46,11 +46,12 @@ export interface Message extends Omit<MessageRecord, "payload"> {
 /** Options of `endpoints.create`. */
 export interface CreateEndpointInput {
   url: string;
-  description?: string;
+  /** A note for people (null: none, and clears it on update). */
+  description?: string | null;
   /** Event-type globs; `*` matches any run of characters. Default `["*"]`. */
   types?: string[];
-  /** Structural filter on the event, e.g. `{ "data.amount": { $gte: 100 } }`. */
-  filter?: EventFilter;
+  /** Structural filter on the event, e.g. `{ "data.amount": { $gte: 100 } }` (null: none, and clears it on update). */
+  filter?: EventFilter | null;
   /** Name of a function registered in `outbound.filters`. */
   filterFn?: string;
   /** Name of a transform registered in `outbound.transforms`. */

@@ -1,4 +1,5 @@
 import { MemoryAudit } from "./in-memory/audit.js";
+import { memoryAuditLog } from "./in-memory/audit-log.js";
 import { MemoryDeliveryQueue } from "./in-memory/delivery-queue.js";
 import { MemoryEndpoints } from "./in-memory/endpoints.js";
 import { type InMemoryTransaction, MemoryOutbox } from "./in-memory/outbox.js";
@@ -6,7 +7,7 @@ import { MemoryReplay } from "./in-memory/replay.js";
 import { MemoryRetention } from "./in-memory/retention.js";
 import { MemoryState } from "./in-memory/state.js";
 import { memoryStats } from "./in-memory/stats.js";
-import type { Storage } from "./storage.js";
+import type { AuditLogStore, Storage } from "./storage.js";
 
 export type { InMemoryTransaction } from "./in-memory/outbox.js";
 
@@ -19,6 +20,8 @@ export type InMemoryStorageOptions = Record<string, never>;
  */
 export interface InMemoryStorage extends Storage<InMemoryTransaction> {
   readonly name: "memory";
+  /** The audit log, always present in memory. */
+  readonly auditLog: AuditLogStore;
   /**
    * Run `fn` as a transaction: messages it enqueues with `{ tx }` become visible when `fn` resolves
    * and are discarded when it throws (the error propagates). Stands in for a database transaction.
@@ -78,6 +81,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
     getMessage: (id) => audit.getMessage(id),
     listMessages: (query) => audit.listMessages(query),
     messageWindow: (after, size) => audit.messageWindow(after, size),
+    indexedMessageFilters: ["tenantId"],
     listDeliveries: (messageId) => audit.listDeliveries(messageId),
     listAttempts: (messageId) => audit.listAttempts(messageId),
     listDeadLetters: (query) => audit.listDeadLetters(query),
@@ -88,6 +92,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
     resetDeliveries: (resets, now) => replay.resetDeliveries(resets, now),
     pruneFinished: (request) => retention.pruneFinished(request),
     pruneHealth: async (request) => retention.pruneHealth(request),
+    auditLog: memoryAuditLog(state),
     subscribe: async (onWake) => {
       listeners.add(onWake);
       return async () => {

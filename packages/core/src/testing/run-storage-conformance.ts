@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe } from "vitest";
 import { ConfigurationError } from "../errors.js";
 import type { Storage, TransactionOf } from "../storage/storage.js";
 import { auditTests } from "./conformance/audit.js";
+import { auditLogTests } from "./conformance/audit-log.js";
 import { CONFORMANCE_GROUPS, type ConformanceContext, type ConformanceGroup } from "./conformance/context.js";
 import { deliveryQueueTests } from "./conformance/delivery-queue.js";
 import { endpointTests } from "./conformance/endpoints.js";
@@ -116,5 +117,6 @@ export function runStorageConformance<S extends Storage<never>>(options: Storage
     retentionTests(context);
     traceContextTests(context);
     testEventTests(context);
+    auditLogTests(context);
   });
 }

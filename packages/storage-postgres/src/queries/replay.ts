@@ -37,9 +37,19 @@ export async function findReplayable(
   return rows.map(toDelivery);
 }
 
-/** The selector's status filter (none: every terminal status). */
+const TERMINAL = ["succeeded", "failed", "dead-lettered", "expired"] as const;
+
+/**
+ * The selector's status filter (none: every terminal status), as literals of a fixed list: as
+ * parameters, the generic plan Postgres settles on after five calls cannot narrow the index scan by
+ * status, and read all of a busy endpoint's deliveries (219 ms beside 26,000 of them, 7 ms so).
+ */
 function onlyStatuses(sql: Sql, selector: ReplaySelector) {
-  return selector.statuses === undefined ? sql`` : sql`AND d.status IN ${sql(selector.statuses)}`;
+  if (selector.statuses === undefined) return sql``;
+  const statuses = TERMINAL.filter((status) => selector.statuses!.includes(status));
+  return statuses.length === 0
+    ? sql`AND false`
+    : sql.unsafe(`AND d.status IN (${statuses.map((status) => `'${status}'`).join(", ")})`);
 }
 
 /**

@@ -93,6 +93,11 @@ export function translateError(error: unknown): unknown {
       cause: error,
     });
   }
+  if (/UNIQUE constraint failed: postel_audit_log\.id/.test(message)) {
+    return new InvalidInputError("INVALID_ARGUMENT", "An audit entry with this id already exists.", {
+      cause: error,
+    });
+  }
   return error;
 }
 

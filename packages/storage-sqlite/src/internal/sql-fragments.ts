@@ -1,4 +1,4 @@
-import type { InArgs } from "@libsql/client";
+import type { InArgs, InValue } from "@libsql/client";
 import type { Statement } from "./database.js";
 
 // Statements shared by several role modules. Multi-row input travels as one JSON array argument,
@@ -80,3 +80,28 @@ export const bumpRevisionIfChanged: Statement = {
 export const readRevision: Statement = {
   sql: `SELECT value FROM postel_meta WHERE key = ${REVISION_KEY}`,
 };
+
+/**
+ * `SELECT * FROM <table> WHERE … ORDER BY id DESC LIMIT :limit` with only the conditions whose
+ * value `query` gives (SQLite plans a statement once for any argument, so `:x IS NULL OR …` could
+ * use no index): a newest-first keyset page.
+ */
+export function newestFirst(
+  table: string,
+  conditions: Record<string, string>,
+  query: { limit: number },
+): Statement {
+  const where: string[] = [];
+  const args: Record<string, InValue> = { limit: Math.max(0, query.limit) };
+  for (const [name, condition] of Object.entries(conditions)) {
+    const value = (query as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    where.push(condition);
+    args[name] = value as InValue;
+  }
+  return {
+    sql: `SELECT * FROM ${table} ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+      ORDER BY id DESC LIMIT :limit`,
+    args,
+  };
+}

@@ -7,6 +7,7 @@ import type {
   MessageRecord,
   MessageStatus,
 } from "../records.js";
+import type { AuditLogRecord } from "../storage.js";
 import { TERMINAL_DELIVERY_STATUSES } from "../records.js";
 
 export { pendingDelivery } from "../records.js";
@@ -63,6 +64,9 @@ export class MemoryState {
   /** endpoint id → its rate-limit bucket (see `bucketTokens`). */
   readonly rateBuckets = new Map<string, { tokens: number; at: number }>();
   endpointsRevision = 0;
+  /** The audit log (`Storage.auditLog`), by id, and the ids of its keyed entries by key. */
+  readonly auditEntries = new Map<string, AuditLogRecord>();
+  readonly auditIdByKey = new Map<string, string>();
 
   /** Insert a new delivery row and index it. */
   insertDelivery(delivery: DeliveryRecord): void {

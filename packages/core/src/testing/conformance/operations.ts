@@ -318,7 +318,7 @@ async function record(
 }
 
 /** Every page of a listing, `between(page)` run after each page is read; returns the ids in order. */
-async function readAllPages<R>(
+export async function readAllPages<R>(
   read: (after: string | undefined) => Promise<R[]>,
   key: (row: R) => string,
   between: (page: number) => Promise<void>,
@@ -336,7 +336,7 @@ async function readAllPages<R>(
 }
 
 /** Every id of `expected` appears exactly once in `seen`, and no id appears twice. */
-function expectEachOnce(seen: string[], expected: string[]): void {
+export function expectEachOnce(seen: string[], expected: string[]): void {
   expect(new Set(seen).size).toBe(seen.length);
   for (const id of expected) expect(seen.filter((s) => s === id)).toEqual([id]);
 }
