@@ -12,6 +12,7 @@ import { LIVE_SCRIPT } from "./assets/live-script.js";
 import { STYLESHEET } from "./assets/stylesheet.js";
 import { type DashboardPostel, operations } from "./ops.js";
 import type { PageContext } from "./pages/context.js";
+import { auditPage } from "./pages/audit.js";
 import { deadLettersPage } from "./pages/dead-letters.js";
 import { endpointPage, endpointsPage } from "./pages/endpoints.js";
 import { messagePage as errorPage } from "./pages/layout.js";
@@ -129,6 +130,7 @@ async function get(ctx: PageContext, path: string): Promise<Response | Html | nu
   if (path === "/endpoints") return endpointsPage(ctx);
   if (path === "/messages") return messagesPage(ctx);
   if (path === "/dead-letters") return deadLettersPage(ctx);
+  if (path === "/audit") return auditPage(ctx);
   const [section, id, rest] = segments(path);
   if (id === undefined || rest !== undefined) return null;
   if (section === "endpoints") return endpointPage(ctx, id);

@@ -13,7 +13,7 @@ export interface DashboardPostel {
 /** What the dashboard calls: the operations API of `postel.outbound`. */
 export type Operations = Pick<
   Outbound<Storage<unknown>>,
-  "endpoints" | "messages" | "deadLetters" | "stats" | "attempts" | "replay"
+  "endpoints" | "messages" | "deadLetters" | "stats" | "attempts" | "replay" | "auditLog"
 >;
 
 /** Filters of the messages listing. */

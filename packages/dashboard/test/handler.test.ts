@@ -51,7 +51,15 @@ describe("createDashboard", () => {
   });
 
   test("sends the strict security headers on pages, JSON and assets", async () => {
-    for (const path of ["/", "/endpoints", "/messages", "/dead-letters", "/live.json", "/assets/live.js"]) {
+    for (const path of [
+      "/",
+      "/endpoints",
+      "/messages",
+      "/dead-letters",
+      "/audit",
+      "/live.json",
+      "/assets/live.js",
+    ]) {
       const response = await dashboard(new Request(url(path)));
       expect(response.status, path).toBe(200);
       expect(response.headers.get("content-security-policy")).toBe(CONTENT_SECURITY_POLICY);
@@ -59,6 +67,38 @@ describe("createDashboard", () => {
       expect(response.headers.get("referrer-policy")).toBe("no-referrer");
     }
     expect((await dashboard(new Request(url("/messages")))).headers.get("cache-control")).toBe("no-store");
+  });
+
+  test("shows the audit log newest first, filtered by tenant and action, every field as text", async () => {
+    await postel.outbound.auditLog.record({
+      tenantId: "acme",
+      actor: "ada",
+      action: "endpoint.create",
+      target: "ep_1",
+      source: "portal",
+    });
+    await clock.advanceAsync("1s");
+    await postel.outbound.auditLog.record({
+      tenantId: "globex",
+      actor: '<script>alert("actor")</script>',
+      action: "secret.reveal",
+      target: "ep_2",
+      source: "portal",
+      detail: { note: "<b>x</b>" },
+    });
+    const all = (await (await dashboard(new Request(url("/audit")))).text()).split("<tbody>")[1]!;
+    expect(all.indexOf("secret.reveal")).toBeLessThan(all.indexOf("endpoint.create"));
+    expect(all).toContain("&lt;script&gt;alert(&quot;actor&quot;)&lt;/script&gt;");
+    expect(all).not.toContain("<script>alert");
+    expect(all).not.toContain("<b>x</b>");
+    const acme = (await (await dashboard(new Request(url("/audit?tenant=acme")))).text()).split(
+      "<tbody>",
+    )[1]!;
+    expect(acme).toContain("endpoint.create");
+    expect(acme).not.toContain("secret.reveal");
+    const reveals = await (await dashboard(new Request(url("/audit?action=secret.reveal")))).text();
+    expect(reveals).toContain("ep_2");
+    expect(reveals).not.toContain("ep_1");
   });
 
   test("answers 404 outside its basePath and for unknown pages", async () => {

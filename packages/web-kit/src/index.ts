@@ -9,6 +9,20 @@ export {
   isCrossSite,
   toBase64Url,
 } from "./csrf.js";
+export {
+  badge,
+  csrfField,
+  formatTime,
+  jsonBlock,
+  linkTo,
+  nextPageLink,
+  pageSize,
+  parseUtc,
+  postButton,
+  relative,
+  time,
+  utcField,
+} from "./format.js";
 export { basePathProblem, type GuardOptions, guardedHandler } from "./guard.js";
 export { escapeHtml, Html, html, trustedHtml } from "./html.js";
 export type { MountableHandler, MountNames } from "./mounts/mountable.js";
@@ -19,3 +33,4 @@ export {
   type Responder,
   type ResponderOptions,
 } from "./respond.js";
+export { BASE_STYLESHEET } from "./stylesheet.js";

@@ -1,3 +1,4 @@
+import { linkTo } from "@postel/web-kit";
 import type { Operations } from "../ops.js";
 
 /** What every page and action gets: the operations API, where the dashboard is mounted, the request's CSRF token. */
@@ -11,14 +12,9 @@ export interface PageContext {
   title: string;
 }
 
-/** A link inside the dashboard: `href(ctx, "/messages", { status: "pending" })`; empty parameters are left out. */
-export function href(
+/** A link inside the dashboard: `href(ctx, "/messages", { cursor })`; empty parameters are left out. */
+export const href = (
   ctx: PageContext,
   path: string,
   params: Record<string, string | undefined> = {},
-): string {
-  const query = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value) query.set(name, value);
-  const search = query.toString();
-  return `${ctx.base}${path}${search ? `?${search}` : ""}`;
-}
+): string => linkTo(ctx.base, path, params);

@@ -1,9 +1,8 @@
 import { type Html, html } from "@postel/web-kit";
 import type { DeadLetterFilter } from "../ops.js";
 import { href, type PageContext } from "./context.js";
-import { csrfField, nextPageLink, pageSize, time } from "./format.js";
+import { csrfField, nextPageLink, pageSize, parseUtc, time, utcField } from "./format.js";
 import { layout } from "./layout.js";
-import { parseUtc, utcField } from "./messages.js";
 
 /** The dead-letter filter of a query string or a form (`endpoint`, `since`, `until` in UTC). */
 export function deadLetterFilter(params: URLSearchParams): DeadLetterFilter {

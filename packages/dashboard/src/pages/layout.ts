@@ -6,6 +6,7 @@ const NAV = [
   ["/endpoints", "Endpoints"],
   ["/messages", "Messages"],
   ["/dead-letters", "Dead letters"],
+  ["/audit", "Audit log"],
 ] as const;
 
 /** What a `?done=` after an action says (fixed texts: the query string never reaches the page as prose). */

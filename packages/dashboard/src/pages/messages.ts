@@ -2,22 +2,20 @@ import type { Endpoint, MessageStatus } from "@postel/core";
 import { type Html, html } from "@postel/web-kit";
 import type { MessageFilter } from "../ops.js";
 import { href, type PageContext } from "./context.js";
-import { badge, csrfField, formatTime, jsonBlock, nextPageLink, pageSize, time } from "./format.js";
+import {
+  badge,
+  csrfField,
+  formatTime,
+  jsonBlock,
+  nextPageLink,
+  pageSize,
+  parseUtc,
+  time,
+  utcField,
+} from "./format.js";
 import { layout } from "./layout.js";
 
 const STATUSES: MessageStatus[] = ["pending", "dispatched", "dead-lettered", "expired"];
-
-/** `2025-06-01T12:30` from a `datetime-local` field, read as UTC (what the page shows); undefined when empty or invalid. */
-export function parseUtc(value: string | null): number | undefined {
-  if (!value) return undefined;
-  const ms = Date.parse(/Z$|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`);
-  return Number.isFinite(ms) ? ms : undefined;
-}
-
-/** The `datetime-local` value of a time, in UTC. */
-export function utcField(ms: number | undefined): string {
-  return ms === undefined ? "" : new Date(ms).toISOString().slice(0, 16);
-}
 
 /** The messages, newest first, filtered by type, status, tenant and time, one keyset page at a time. */
 export async function messagesPage(ctx: PageContext): Promise<Html | Response> {
