@@ -7,6 +7,8 @@ export default defineConfig({
     fastify: "src/mounts/fastify.ts",
     hono: "src/mounts/hono.ts",
     next: "src/mounts/next.ts",
+    // The browser client: it must import nothing (no node:*, no framework, no @postel/core).
+    client: "src/client.ts",
   },
   format: "esm",
   platform: "node",

@@ -120,8 +120,8 @@ export async function backendCpuMs(sql: Sql, database: string): Promise<number> 
 
 /** What `seedHistory` writes besides `count` finished messages. */
 export interface HistoryShape {
-  /** Message `i`'s one delivery goes to `endpointIds[i % length]`. */
-  endpointIds: string[];
+  /** Message `i`'s one delivery goes to `endpointIds[i % length]` (required without `owner`). */
+  endpointIds?: string[] | undefined;
   /**
    * Message ids `<prefix><i>` (10 digits), deliveries `dlv_hist<i>`, attempts `att_hist<i>…`. Without a
    * prefix, every id is time-sortable like core's (the time of its row, then `i`), so id ranges bound
@@ -132,6 +132,12 @@ export interface HistoryShape {
   types?: string[] | undefined;
   /** Message `i` has tenant `tenants[i % length]` (default none). */
   tenants?: string[] | undefined;
+  /**
+   * Message `i`'s tenant and its delivery's endpoint as SQL expressions over `i` (from 1), in place of
+   * `tenants` and `endpointIds`: for what a round-robin over arrays cannot give, such as one tenant
+   * with a twentieth of the messages, each sent to one of its tenant's own endpoints.
+   */
+  owner?: { tenantId: string; endpointId: string } | undefined;
   /** Message `i` is created at `start + i × stepMs` (default 30 days ago, 1 ms apart). */
   start?: number | undefined;
   stepMs?: number | undefined;
@@ -139,6 +145,8 @@ export interface HistoryShape {
   deadLetterEvery?: number | undefined;
   /** Every n-th other message succeeds on its second attempt, kept in `attempts` (0: none). */
   retryEvery?: number | undefined;
+  /** Told after each statement (a million rows take a while): a progress line. */
+  log?: ((line: string) => void) | undefined;
 }
 
 /**
@@ -150,9 +158,22 @@ export async function seedHistory(sql: Sql, count: number, shape: HistoryShape):
   const start = shape.start ?? Date.now() - 30 * 24 * 3_600_000;
   const step = shape.stepMs ?? 1;
   const types = shape.types ?? ["order.created"];
-  const tenant = shape.tenants
-    ? sql`(${sql.array(shape.tenants)}::text[])[1 + i % ${shape.tenants.length}::int]`
-    : sql`NULL`;
+  const { owner, endpointIds = [] } = shape;
+  if (owner === undefined && endpointIds.length === 0)
+    throw new Error("seedHistory needs endpointIds or owner: every message has a delivery");
+  const tenant = owner
+    ? sql.unsafe(owner.tenantId)
+    : shape.tenants
+      ? sql`(${sql.array(shape.tenants)}::text[])[1 + i % ${shape.tenants.length}::int]`
+      : sql`NULL`;
+  const endpoint = owner
+    ? sql.unsafe(owner.endpointId)
+    : sql`(${sql.array(endpointIds)}::text[])[1 + i % ${endpointIds.length}::int]`;
+  const timed = async (what: string, statement: PromiseLike<unknown>) => {
+    const started = Date.now();
+    await statement;
+    shape.log?.(`  ${what} in ${Math.round((Date.now() - started) / 1000)} s`);
+  };
   const ids = historyIds(shape.prefix);
   // Per message i: its time t, whether it was dead-lettered or retried, and its delivery's endpoint.
   const rows = () => sql`generate_series(1, ${count}::int) AS i
@@ -162,18 +183,24 @@ export async function seedHistory(sql: Sql, count: number, shape: HistoryShape):
         ${shape.retryEvery ?? 0}::int > 0 AND i % ${shape.retryEvery || 1}::int = 0 AS retried
     ) g
     CROSS JOIN LATERAL (
-      SELECT (${sql.array(shape.endpointIds)}::text[])[1 + i % ${shape.endpointIds.length}::int] AS endpoint_id,
+      SELECT ${endpoint} AS endpoint_id,
         CASE WHEN g.dead THEN 3 WHEN g.retried THEN 2 ELSE 1 END AS attempts_made,
         -- the last attempt's start: retries 30 s, then 2 min, after the first
         g.t + CASE WHEN g.dead THEN 150000 WHEN g.retried THEN 30000 ELSE 0 END AS last_at
     ) d`;
-  await sql`
+  const rowCount = count.toLocaleString("en-US");
+  await timed(
+    `${rowCount} messages`,
+    sql`
     INSERT INTO postel.messages (id, type, payload, tenant_id, status, created_at, fanned_out_at, finished_at)
     SELECT ${sql.unsafe(ids.message)}, (${sql.array(types)}::text[])[1 + i % ${types.length}::int], ${PAYLOAD},
       ${tenant},
       CASE WHEN g.dead THEN 'dead-lettered' ELSE 'dispatched' END, g.t, g.t, d.last_at + 3
-    FROM ${rows()}`;
-  await sql`
+    FROM ${rows()}`,
+  );
+  await timed(
+    `${rowCount} deliveries`,
+    sql`
     INSERT INTO postel.deliveries (id, message_id, endpoint_id, webhook_id, status, retries_used, attempts_made,
       next_attempt_at, created_at, updated_at, last_error, first_attempt_id, first_attempt_started_at,
       first_attempt_latency_ms, first_attempt_outcome, first_attempt_status_code, first_attempt_response_snippet)
@@ -182,9 +209,12 @@ export async function seedHistory(sql: Sql, count: number, shape: HistoryShape):
       d.last_at, g.t, d.last_at + 3, CASE WHEN g.dead THEN 'HTTP 500' END, ${sql.unsafe(ids.attempt(1))}, g.t, 3,
       CASE WHEN d.attempts_made > 1 THEN 'retryable' ELSE 'success' END,
       CASE WHEN d.attempts_made > 1 THEN 500 ELSE 200 END, CASE WHEN d.attempts_made > 1 THEN 'error' ELSE 'ok' END
-    FROM ${rows()}`;
+    FROM ${rows()}`,
+  );
   if (shape.deadLetterEvery || shape.retryEvery) {
-    await sql`
+    await timed(
+      "the retries' attempts",
+      sql`
       INSERT INTO postel.attempts (id, delivery_id, message_id, endpoint_id, webhook_id, attempt_number, started_at,
         latency_ms, outcome, status_code, response_snippet)
       SELECT ${sql.unsafe(ids.attempt("k"))}, ${sql.unsafe(ids.delivery)}, ${sql.unsafe(ids.message)}, d.endpoint_id,
@@ -192,9 +222,10 @@ export async function seedHistory(sql: Sql, count: number, shape: HistoryShape):
         CASE WHEN g.retried THEN 'success' ELSE 'retryable' END, CASE WHEN g.retried THEN 200 ELSE 500 END,
         CASE WHEN g.retried THEN 'ok' ELSE 'error' END
       FROM ${rows()} CROSS JOIN generate_series(2, d.attempts_made) AS k
-      WHERE g.dead OR g.retried`;
+      WHERE g.dead OR g.retried`,
+    );
   }
-  await sql`VACUUM ANALYZE postel.messages, postel.deliveries, postel.attempts`;
+  await timed("VACUUM ANALYZE", sql`VACUUM ANALYZE postel.messages, postel.deliveries, postel.attempts`);
 }
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";

@@ -15,6 +15,7 @@ import { latency } from "./scenarios/latency.js";
 import { memory } from "./scenarios/memory.js";
 import { noisyNeighbour } from "./scenarios/noisy-neighbour.js";
 import { peers } from "./scenarios/peers.js";
+import { portal } from "./scenarios/portal.js";
 import { quietEndpoint } from "./scenarios/quiet-endpoint.js";
 import { retention, sqliteRetention } from "./scenarios/retention.js";
 import { sendBatch, sqliteSendBatch } from "./scenarios/send-batch.js";
@@ -55,6 +56,7 @@ const SCENARIOS: Scenario[] = [
   peers,
   telemetry,
   dashboard,
+  portal,
   failover,
   sqliteDrain,
   sqliteSendLatency,

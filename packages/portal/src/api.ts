@@ -8,17 +8,26 @@ import { isCrossSite, readBodyText, type Responder } from "@postel/web-kit";
 import { PortalLimitError, type TenantEndpointInput, type TenantScope } from "./scope.js";
 
 /** The status of each kind of failure a tenant can cause; 0 for the server's own (a 500). */
-function statusOf(error: PostelError): number {
+export function statusOf(error: PostelError): number {
   if (error instanceof NotFoundError) return 404;
   if (error instanceof PortalLimitError) return 429;
   if (error instanceof InvalidInputError) return 422;
   return 0;
 }
 
-type Route = (scope: TenantScope, body: Record<string, unknown>, ids: string[]) => Promise<unknown>;
+type Route = (
+  scope: TenantScope,
+  body: Record<string, unknown>,
+  ids: string[],
+  query: URLSearchParams,
+) => Promise<unknown> | unknown;
+
+/** `?cursor=` of a listing (the `nextCursor` of the page before). */
+const cursorOf = (query: URLSearchParams) => ({ cursor: query.get("cursor") || undefined });
 
 const ROUTES: Record<string, Route> = {
-  "GET endpoints": (scope) => scope.listEndpoints(),
+  "GET event-types": (scope) => ({ items: scope.eventTypes() }),
+  "GET endpoints": (scope, _body, _ids, query) => scope.listEndpoints(cursorOf(query)),
   "POST endpoints": (scope, body) => scope.createEndpoint(endpointInput(body, true) as TenantEndpointInput),
   "GET endpoints/:id": (scope, _body, [id]) => scope.endpoint(id!),
   "PATCH endpoints/:id": (scope, body, [id]) => scope.updateEndpoint(id!, endpointInput(body, false)),
@@ -41,12 +50,13 @@ const ROUTES: Record<string, Route> = {
       ? { wouldReplay: await scope.recoverCount(id!, since) }
       : { replayed: await scope.recover(id!, since) };
   },
-  "GET messages": (scope) => scope.listMessages(),
+  "GET messages": (scope, _body, _ids, query) => scope.listMessages(cursorOf(query)),
   "GET messages/:id": (scope, _body, [id]) => scope.message(id!),
   "GET messages/:id/deliveries": (scope, _body, [id]) => scope.deliveries(id!),
   "POST messages/:id/deliveries/:id/replay": async (scope, _body, [id, delivery]) => ({
     replayed: await scope.replayDelivery(id!, delivery!),
   }),
+  "GET activity": (scope, _body, _ids, query) => scope.activity(cursorOf(query)),
 };
 
 /** Every route of the API, as `METHOD path` with `:id` for ids (for tests and the OpenAPI document). */
@@ -61,8 +71,13 @@ export async function serveApi(
 ): Promise<Response | null> {
   const segments = path.split("/");
   const ids: string[] = [];
+  // Ids sit at the odd positions: endpoints/:id/test, messages/:id/deliveries/:id/replay.
   const shape = segments
-    .map((segment, i) => (i % 2 === 1 ? (ids.push(decode(segment)), ":id") : segment))
+    .map((segment, i) => {
+      if (i % 2 === 0) return segment;
+      ids.push(decode(segment));
+      return ":id";
+    })
     .join("/");
   const route = ROUTES[`${request.method === "HEAD" ? "GET" : request.method} ${shape}`];
   if (route === undefined) return null;
@@ -85,7 +100,7 @@ export async function serveApi(
     }
   }
   try {
-    return responder.json((await route(scope, body, ids)) ?? null);
+    return responder.json((await route(scope, body, ids, new URL(request.url).searchParams)) ?? null);
   } catch (error) {
     const status = isPostelError(error) ? statusOf(error) : 0;
     if (status === 0 || !isPostelError(error)) throw error;
