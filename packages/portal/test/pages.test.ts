@@ -172,6 +172,8 @@ describe("the portal's pages", () => {
     expect(form.text).toContain('value="order.created"');
     expect(form.text).toContain("An order was paid &lt;b&gt;in full&lt;/b&gt;.");
     expect(form.text).toContain("Deprecated: use invoice.issued");
+    // An ungrouped type is listed before the groups, never under the heading of one.
+    expect(form.text.indexOf('value="invoice.sent"')).toBeLessThan(form.text.indexOf("<h3>orders</h3>"));
     const created = await acme.post("/webhooks/endpoints", {
       url: `${origin()}/fail`,
       description: "Billing server",

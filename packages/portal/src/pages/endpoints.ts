@@ -81,7 +81,8 @@ function eventPicker(types: EventTypeInfo[], chosen: string[]): Html {
 <input id="types" name="types" type="text" required value="${chosen.join(", ")}">`;
   }
   const declared = new Set(types.map((t) => t.type));
-  const groups = new Map<string, EventTypeInfo[]>();
+  // Types without a group first, so none reads as part of the group above it.
+  const groups = new Map<string, EventTypeInfo[]>([["", []]]);
   for (const type of types) {
     const group = type.group ?? "";
     groups.set(group, [...(groups.get(group) ?? []), type]);
@@ -122,7 +123,7 @@ export async function endpointPage(
   const base = `/endpoints/${seg(endpoint.id)}`;
   const types = ctx.scope.eventTypes();
   const testTypes = types.length > 0 ? types.map((t) => t.type) : null;
-  const monthAgo = utcField(ctx.now - 7 * 86_400_000);
+  const weekAgo = utcField(ctx.now - 7 * 86_400_000);
   const body = html`<dl class="fields">
 <dt>URL</dt><dd class="mono">${endpoint.url}</dd>
 <dt>Description</dt><dd>${endpoint.description ?? "—"}</dd>
@@ -162,7 +163,7 @@ ${
 <h2>Recover failed deliveries</h2>
 <p>Send again every delivery to this endpoint that failed or gave up, for events since a time. You see how many first.</p>
 <form method="post" action="${href(ctx, `${base}/recover`)}" class="actions">${csrfField(ctx.csrfToken)}
-<label for="since">Since (UTC)</label><input id="since" name="since" type="datetime-local" required value="${monthAgo}">
+<label for="since">Since (UTC)</label><input id="since" name="since" type="datetime-local" required value="${weekAgo}">
 <button type="submit">Count deliveries to recover</button></form>
 
 <h2>Delete</h2>
