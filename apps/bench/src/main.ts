@@ -77,6 +77,8 @@ const USAGE = `Usage: pnpm bench [--quick] [--storage <postgres|sqlite>] [--scen
                      harness, in the same run, alternating with this build; its figures go in the
                      baseline column
   --messages <n>     messages per drain of table-states and peers (default 20,000, quick 4,000)
+  --tenants <n>      table-states sends each message with one of <n> tenants (default none): what
+                     an app with tenants pays for their index
   --current <ref>    with --baseline: measure that commit's library in this build's place
   --guard <ratio>    with --baseline: exit 1 when PostgreSQL CPU or WAL per delivery is more than
                      <ratio> times the baseline's on any row (the CI guard, issue 25)
@@ -100,6 +102,7 @@ const { values } = parseArgs({
     "busy-core": { type: "boolean", default: false },
     current: { type: "string" },
     messages: { type: "string" },
+    tenants: { type: "string" },
     guard: { type: "string" },
     help: { type: "boolean", default: false },
   },
@@ -126,6 +129,15 @@ if (values.messages !== undefined) {
     process.exit(2);
   }
   scale.stateMessages = messages;
+}
+if (values.tenants !== undefined) {
+  const tenants = Number(values.tenants);
+  if (!Number.isSafeInteger(tenants) || tenants < 1) {
+    process.stderr.write(`--tenants takes a whole number of tenants, not ${values.tenants}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  // Read by sendConcurrently, in this process and in each run's child (a baseline's too).
+  process.env["POSTEL_BENCH_TENANTS"] = String(tenants);
 }
 const selected = SCENARIOS.filter(
   (s) => (!values.scenario || values.scenario.includes(s.name)) && (!storage || s.storage === storage),

@@ -71,13 +71,16 @@ export async function sendConcurrently(url: string, count: number): Promise<void
     outbound: { storage: PostgresStorage({ url }, { migrate: false }), http: { allowPrivateNetworks: true } },
   });
   const data = JSON.parse(PAYLOAD) as Record<string, unknown>;
+  // `--tenants <n>`: message i goes to tenant i mod n, as an app with tenants sends them.
+  const tenants = Number(process.env["POSTEL_BENCH_TENANTS"] ?? 0);
   try {
     let next = 0;
     await Promise.all(
       Array.from({ length: SENDERS }, async () => {
         while (next < count) {
+          const tenantId = tenants > 0 ? `tenant_${next % tenants}` : undefined;
           next++;
-          await postel.outbound.send({ type: "order.created", data });
+          await postel.outbound.send({ type: "order.created", data, ...(tenantId ? { tenantId } : {}) });
         }
       }),
     );

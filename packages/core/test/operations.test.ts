@@ -87,6 +87,37 @@ describe("pages", () => {
     expect(examined).toEqual([SEARCH_WINDOW, SEARCH_WINDOW]);
   });
 
+  test("by tenant alone, on a storage with a tenant index, pages are full and no window is searched", async () => {
+    const h = await harness();
+    const send = (n: number, tenantId?: string) =>
+      h.postel.outbound.sendBatch(
+        Array.from({ length: n }, (_, i) => ({
+          type: "order.created",
+          data: { i },
+          ...(tenantId ? { tenantId } : {}),
+        })),
+      );
+    const theirs = (await send(3, "acme")).map((r) => r.id);
+    h.clock.advance(1);
+    await send(SEARCH_WINDOW, "globex");
+    await send(10, "globex");
+    const window = h.storage.messageWindow!.bind(h.storage);
+    let windows = 0;
+    h.storage.messageWindow = async (after, size) => {
+      windows++;
+      return window(after, size);
+    };
+    const page = await h.postel.outbound.messages.list({ tenantId: "acme", limit: 10 });
+    expect(page).toEqual({
+      items: theirs.reverse().map((id) => expect.objectContaining({ id })),
+      nextCursor: null,
+    });
+    expect(windows).toBe(0);
+    // With a type as well, the tenant index does not hold the answer: windows again.
+    await h.postel.outbound.messages.list({ tenantId: "acme", type: "order.created", limit: 10 });
+    expect(windows).toBe(1);
+  });
+
   test("a search by type stops at `since`: the window that reaches below it ends the listing", async () => {
     const h = await harness();
     const send = (n: number) =>

@@ -202,6 +202,8 @@ export function PostgresStorage(
     getMessage: (id) => run((sql) => audit.getMessage(sql, id)),
     listMessages: (query) => run((sql) => audit.listMessages(sql, query)),
     messageWindow: (after, size) => run((sql) => audit.messageWindow(sql, after, size)),
+    // messages_tenant_idx (migration 0012).
+    indexedMessageFilters: ["tenantId"],
     listDeliveries: (messageId) => run((sql) => audit.listDeliveries(sql, messageId)),
     listAttempts: (messageId) => run((sql) => audit.listAttempts(sql, messageId)),
     listDeadLetters: (query) => run((sql) => audit.listDeadLetters(sql, query)),

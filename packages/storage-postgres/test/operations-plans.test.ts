@@ -122,3 +122,36 @@ test("a page of messages by a final status walks messages_dead_or_expired_idx, n
     expect(text).toContain("messages_dead_or_expired_idx");
   }
 });
+
+test("a page of one tenant's messages walks messages_tenant_idx, with custom and generic plans alike", async () => {
+  const { sql } = db;
+  // 30 messages of one tenant among the 6,000 without one, spread through the month.
+  await sql`
+    INSERT INTO postel.messages (id, type, payload, tenant_id, status, created_at, fanned_out_at, finished_at)
+    SELECT 'msg_t' || lpad((n * 199)::text, 7, '0'), 'order.created', '{}', 'acme', 'dispatched', ${NOW}, ${NOW}, ${NOW}
+    FROM generate_series(1, 30) AS n`;
+  await sql`ANALYZE postel.messages`;
+  for (const query of [
+    { limit: 11, tenantId: "acme" },
+    { limit: 11, tenantId: "acme", after: "msg_t0003000" },
+  ]) {
+    const text = await plan(listMessagesStatement(sql, query));
+    expectNoHistoryScan(text);
+    expect(text).toContain("messages_tenant_idx");
+  }
+  const reserved = await sql.reserve();
+  try {
+    await reserved`SET plan_cache_mode = force_generic_plan`;
+    const generic =
+      await reserved`EXPLAIN ${listMessagesStatement(reserved, { limit: 11, tenantId: "acme", after: "msg_t0003000" })}`;
+    expect(generic.map((row) => row["QUERY PLAN"]).join("\n")).toContain("messages_tenant_idx");
+  } finally {
+    reserved.release();
+  }
+  const storage = PostgresStorage({ sql }, { migrate: false });
+  expect(storage.indexedMessageFilters).toEqual(["tenantId"]);
+  const page = await storage.listMessages({ limit: 11, tenantId: "acme" });
+  expect(page.map((m) => m.id)).toEqual(
+    Array.from({ length: 11 }, (_, i) => `msg_t${String((30 - i) * 199).padStart(7, "0")}`),
+  );
+});

@@ -53,6 +53,9 @@ export function auditStore(db: Db) {
     },
 
     /** The lowest of the `size` newest message ids below `after`, or null when fewer are left (a walk of the key). */
+    /** postel_messages_tenant (migration 0008). */
+    indexedMessageFilters: ["tenantId"] as const,
+
     async messageWindow(after: string | undefined, size: number): Promise<string | null> {
       const [row] = await db.read({
         sql: `SELECT min(id) AS low, count(*) AS n FROM (

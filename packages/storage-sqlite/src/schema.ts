@@ -49,6 +49,9 @@ export const messages = sqliteTable(
     index("postel_messages_dead_or_expired")
       .on(t.status, t.id)
       .where(sql`status IN ('dead-lettered', 'expired')`),
+    // One tenant's messages in id order (the customer portal, messages.list({ tenantId })): never
+    // written for a message without a tenant.
+    index("postel_messages_tenant").on(t.tenantId, t.id).where(sql`tenant_id IS NOT NULL`),
   ],
 );
 

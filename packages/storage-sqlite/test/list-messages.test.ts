@@ -66,3 +66,19 @@ test("the status filter pages through dead-lettered messages newest first and le
   expect(rest.map((m) => m.id)).toEqual(["msg_018", "msg_015", "msg_012", "msg_009", "msg_006"]);
   expect(await storage().listMessages({ status: "expired", limit: 10 })).toEqual([]);
 });
+
+test("a page of one tenant's messages is a range of postel_messages_tenant, newest first", async () => {
+  expect(await plan({ limit: 51, tenantId: "acme" })).toBe(
+    "SEARCH postel_messages USING INDEX postel_messages_tenant (tenant_id=?)",
+  );
+  expect(await plan({ limit: 51, tenantId: "acme", after: messageIdBound(NOW) })).toBe(
+    "SEARCH postel_messages USING INDEX postel_messages_tenant (tenant_id=? AND id<?)",
+  );
+  await storage().client.execute(`
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+    INSERT INTO postel_messages (id, type, payload, tenant_id, status, created_at)
+    SELECT printf('msg_%03d', i), 'order.paid', '{}', CASE WHEN i % 100 = 0 THEN 'acme' END, 'dispatched', ${NOW} + i FROM n`);
+  expect(storage().indexedMessageFilters).toEqual(["tenantId"]);
+  const page = await storage().listMessages({ tenantId: "acme", limit: 2 });
+  expect(page.map((m) => m.id)).toEqual(["msg_300", "msg_200"]);
+});

@@ -1,0 +1,1 @@
+CREATE INDEX "messages_tenant_idx" ON "postel"."messages" USING btree ("tenant_id","id") WHERE "postel"."messages"."tenant_id" IS NOT NULL;

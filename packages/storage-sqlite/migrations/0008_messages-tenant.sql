@@ -1,0 +1,1 @@
+CREATE INDEX `postel_messages_tenant` ON `postel_messages` (`tenant_id`,`id`) WHERE tenant_id IS NOT NULL;
