@@ -21,7 +21,7 @@ import type {
   WorkerConfig,
   WorkerReport,
 } from "./protocol.js";
-import { prepareTableState, type TableState } from "./table-state.js";
+import { prepareTableState, type TableState, tenantOf } from "./table-state.js";
 import {
   describeWal,
   describeWalBreakdown,
@@ -96,7 +96,7 @@ export async function createEndpoints(database: BenchDatabase, base: string, cou
 /** Creates the endpoints, in order, through Postel's API. */
 export async function createEndpointsAt(
   database: Pick<BenchDatabase, "sql">,
-  endpoints: { url: string; types: string[] }[],
+  endpoints: { url: string; types: string[]; tenantId?: string }[],
 ): Promise<void> {
   const storage = PostgresStorage({ sql: database.sql }, { migrate: false });
   const postel = Postel({ outbound: { storage, http: { allowPrivateNetworks: true } } });
@@ -144,7 +144,7 @@ export async function drainStateWithPostel(
 ): Promise<DrainMeasurement> {
   const database = await createBenchDatabase();
   try {
-    await createEndpoints(database, base, 1);
+    await createEndpointsAt(database, [{ url: `${base}/hooks/0`, types: ["*"], ...tenantOf() }]);
     await prepareTableState(database, options.state, options.messages, options.history, options.log);
     const library = process.env["POSTEL_BENCH_LIBRARY"]?.match(/baseline-(\w+)/)?.[1] ?? "this-build";
     const config: PostelWorkerConfig = {

@@ -7,6 +7,7 @@ import postgres from "postgres";
 import { buildBaseline, compareWithBaseline, guardRows, runScenarioOnce } from "./baseline.js";
 import { SERVER_URL } from "./database.js";
 import { type Scenario, scaleFor } from "./scenario.js";
+import { BENCH_TENANT } from "./table-state.js";
 import { dashboard } from "./scenarios/dashboard.js";
 import { drain, fanout } from "./scenarios/drain.js";
 import { failover } from "./scenarios/failover.js";
@@ -77,7 +78,7 @@ const USAGE = `Usage: pnpm bench [--quick] [--storage <postgres|sqlite>] [--scen
                      harness, in the same run, alternating with this build; its figures go in the
                      baseline column
   --messages <n>     messages per drain of table-states and peers (default 20,000, quick 4,000)
-  --tenants <n>      table-states sends each message with one of <n> tenants (default none): what
+  --tenant           table-states sends every message, and makes its endpoint, with a tenant: what
                      an app with tenants pays for their index
   --current <ref>    with --baseline: measure that commit's library in this build's place
   --guard <ratio>    with --baseline: exit 1 when PostgreSQL CPU or WAL per delivery is more than
@@ -102,7 +103,7 @@ const { values } = parseArgs({
     "busy-core": { type: "boolean", default: false },
     current: { type: "string" },
     messages: { type: "string" },
-    tenants: { type: "string" },
+    tenant: { type: "boolean", default: false },
     guard: { type: "string" },
     help: { type: "boolean", default: false },
   },
@@ -130,15 +131,8 @@ if (values.messages !== undefined) {
   }
   scale.stateMessages = messages;
 }
-if (values.tenants !== undefined) {
-  const tenants = Number(values.tenants);
-  if (!Number.isSafeInteger(tenants) || tenants < 1) {
-    process.stderr.write(`--tenants takes a whole number of tenants, not ${values.tenants}\n\n${USAGE}`);
-    process.exit(2);
-  }
-  // Read by sendConcurrently, in this process and in each run's child (a baseline's too).
-  process.env["POSTEL_BENCH_TENANTS"] = String(tenants);
-}
+// Read by table-state.ts, in this process and in each run's child (a baseline's too).
+if (values.tenant) process.env["POSTEL_BENCH_TENANT"] = BENCH_TENANT;
 const selected = SCENARIOS.filter(
   (s) => (!values.scenario || values.scenario.includes(s.name)) && (!storage || s.storage === storage),
 );

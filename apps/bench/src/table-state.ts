@@ -27,6 +27,15 @@ export function describeState(state: TableState, history: number): string {
   return `beside ${history.toLocaleString("en-US")} finished`;
 }
 
+/** The tenant of every message and of the endpoint with `--tenant`. */
+export const BENCH_TENANT = "tenant_bench";
+
+/** `{ tenantId }` with `--tenant` (which sets POSTEL_BENCH_TENANT), else nothing. */
+export function tenantOf(): { tenantId?: string } {
+  const tenantId = process.env["POSTEL_BENCH_TENANT"];
+  return tenantId ? { tenantId } : {};
+}
+
 /** Callers of `send()` at once while the messages are enqueued (issue 25's harness). */
 const SENDERS = 32;
 
@@ -71,16 +80,14 @@ export async function sendConcurrently(url: string, count: number): Promise<void
     outbound: { storage: PostgresStorage({ url }, { migrate: false }), http: { allowPrivateNetworks: true } },
   });
   const data = JSON.parse(PAYLOAD) as Record<string, unknown>;
-  // `--tenants <n>`: message i goes to tenant i mod n, as an app with tenants sends them.
-  const tenants = Number(process.env["POSTEL_BENCH_TENANTS"] ?? 0);
+  const tenant = tenantOf();
   try {
     let next = 0;
     await Promise.all(
       Array.from({ length: SENDERS }, async () => {
         while (next < count) {
-          const tenantId = tenants > 0 ? `tenant_${next % tenants}` : undefined;
           next++;
-          await postel.outbound.send({ type: "order.created", data, ...(tenantId ? { tenantId } : {}) });
+          await postel.outbound.send({ type: "order.created", data, ...tenant });
         }
       }),
     );
@@ -119,7 +126,11 @@ async function seedFinished(database: BenchDatabase, count: number, log: (line: 
     const data = JSON.parse(PAYLOAD) as Record<string, unknown>;
     for (let i = 0; i < TEMPLATE; i += 500) {
       await postel.outbound.sendBatch(
-        Array.from({ length: Math.min(500, TEMPLATE - i) }, () => ({ type: "order.created", data })),
+        Array.from({ length: Math.min(500, TEMPLATE - i) }, () => ({
+          type: "order.created",
+          data,
+          ...tenantOf(),
+        })),
       );
     }
     await postel.start();
