@@ -23,7 +23,7 @@ export interface BaselineBuild {
 }
 
 /** The packages a scenario loads: built in the baseline worktree (those it has). */
-const LIBRARY = ["core", "signing", "storage-postgres", "storage-sqlite", "dashboard"];
+const LIBRARY = ["core", "signing", "storage-postgres", "storage-sqlite", "dashboard", "portal"];
 
 /**
  * Checks `ref` out in a scratch worktree (`postel-bench-baseline-<sha>` in the OS temp dir, kept and
