@@ -67,9 +67,7 @@ export const messages = postelSchema.table(
     // tenant among thousands would otherwise be searched window by window through everyone's
     // history. Messages without a tenant have no entry, and tenant_id and id never change, so an
     // app without tenants writes nothing more and lease updates stay HOT.
-    index("messages_tenant_idx")
-      .on(t.tenantId, t.id)
-      .where(sql`${t.tenantId} IS NOT NULL`),
+    index("messages_tenant_idx").on(t.tenantId, t.id).where(sql`${t.tenantId} IS NOT NULL`),
   ],
 );
 
