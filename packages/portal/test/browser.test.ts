@@ -1,4 +1,4 @@
-import { defineEvents, ExponentialBackoff, ManualClock, Postel, type Storage } from "@postel/core";
+import { ExponentialBackoff, ManualClock, Postel, type Storage } from "@postel/core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createPortal, PAGE_ROUTES, type Portal, type PortalOptions } from "../src/index.js";
@@ -14,30 +14,8 @@ import {
 } from "./support/browser/servers.js";
 import { createStorage, type TestStorage } from "./support/browser/storages.js";
 import { until } from "./support/browser/until.js";
+import { catalog } from "./support/catalog.js";
 
-const anything = {
-  "~standard": { version: 1, vendor: "test", validate: (value: unknown) => ({ value }) },
-} as const;
-const catalog = defineEvents({
-  "order.created": {
-    schema: anything,
-    description: "An order was placed.",
-    examples: [{ n: 1 }],
-    group: "orders",
-  },
-  "order.paid": {
-    schema: anything,
-    description: "An order was paid <b>in full</b>.",
-    examples: [{}],
-    group: "orders",
-  },
-  "invoice.sent": {
-    schema: anything,
-    description: "An invoice went out.",
-    examples: [{}],
-    deprecated: "use invoice.issued",
-  },
-});
 const SECRET = "portal-browser-secret-0123456789abcdef";
 const SESSION_COOKIE = "postel_portal_session";
 const ID_IN_URL = /\/portal\/endpoints\/([^/?]+)\?done=created$/;

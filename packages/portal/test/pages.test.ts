@@ -1,32 +1,10 @@
-import { defineEvents, isPostelError, ManualClock } from "@postel/core";
+import { isPostelError, ManualClock } from "@postel/core";
 import { describe, expect, test } from "vitest";
 import { createPortal, PAGE_ROUTES, type PortalOptions } from "../src/index.js";
 import { outboxWithReceiver } from "./support/outbox.js";
 import { PortalVisitor } from "./support/session.js";
+import { catalog } from "./support/catalog.js";
 
-const anything = {
-  "~standard": { version: 1, vendor: "test", validate: (value: unknown) => ({ value }) },
-} as const;
-const catalog = defineEvents({
-  "order.created": {
-    schema: anything,
-    description: "An order was placed.",
-    examples: [{ n: 1 }],
-    group: "orders",
-  },
-  "order.paid": {
-    schema: anything,
-    description: "An order was paid <b>in full</b>.",
-    examples: [{}],
-    group: "orders",
-  },
-  "invoice.sent": {
-    schema: anything,
-    description: "An invoice went out.",
-    examples: [{}],
-    deprecated: "use invoice.issued",
-  },
-});
 const clock = new ManualClock(Date.UTC(2026, 5, 1));
 const { postel, origin, received } = outboxWithReceiver(catalog, clock);
 const SECRET = "portal-test-secret-0123456789abcdef";

@@ -1,12 +1,9 @@
 import { defineEvents, isPostelError } from "@postel/core";
 import { describe, expect, test } from "vitest";
 import { RECOVER_LIMIT, tenantScope } from "../src/scope.js";
+import { anything } from "./support/catalog.js";
 import { outboxWithReceiver } from "./support/outbox.js";
 
-// Any data passes: the tests are about tenants, not payloads.
-const anything = {
-  "~standard": { version: 1, vendor: "test", validate: (value: unknown) => ({ value }) },
-} as const;
 const event = { schema: anything, description: "A test event.", examples: [{}] as [unknown] };
 const { postel, origin } = outboxWithReceiver(
   defineEvents({ "order.created": event, "order.paid": event, "invoice.sent": event }),

@@ -1,5 +1,5 @@
 import { Postel, SEARCH_WINDOW } from "@postel/core";
-import { API_ROUTES, createPortal, PAGE_ROUTES, type Portal } from "@postel/portal";
+import type { Portal } from "@postel/portal";
 import { PostgresStorage } from "@postel/storage-postgres";
 import postgres from "postgres";
 import { createBenchDatabase } from "../database.js";
@@ -53,6 +53,9 @@ export const portal: Scenario = {
         `  seeded ${scale.historyRows.toLocaleString("en-US")} messages over 30 days and ${history.tenants.toLocaleString("en-US")} tenants (+ ${EMPTY_TENANT}), with their deliveries and attempts, in ${Math.round((Date.now() - started) / 1000)} s`,
       );
       const postel = Postel({ outbound: { storage: PostgresStorage({ sql: pool }, { migrate: false }) } });
+      // Loaded here, not at the top: main.ts imports every scenario, and under --baseline a commit's
+      // own @postel/portal (older, or absent) must not stop the scenarios that never use it.
+      const { createPortal } = await import("@postel/portal");
       const handler = createPortal({
         postel,
         basePath: BASE,
@@ -89,6 +92,7 @@ async function requestsFor(
     endpoints: endpoint,
     messages: tenant === HEAVY_TENANT ? history.heavyMessageId : undefined,
   };
+  const { API_ROUTES, PAGE_ROUTES } = await import("@postel/portal");
   const requests: PortalRequest[] = [];
   for (const route of API_ROUTES.filter((r) => r.startsWith("GET "))) {
     requests.push({ name: route, method: "GET", tenant, ...withId(`${BASE}/api/`, route.slice(4), idOf) });
