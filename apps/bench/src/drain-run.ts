@@ -10,16 +10,18 @@ import {
   seedMessages,
   seedNaive,
 } from "./database.js";
-import type {
-  PeerWorkerConfig,
-  PostelWorkerConfig,
-  ReceiverCommand,
-  ReceiverConfig,
-  ReceiverEndpoint,
-  ReceiverReport,
-  WorkerCommand,
-  WorkerConfig,
-  WorkerReport,
+import {
+  type BenchCredentials,
+  credentialsOption,
+  type PeerWorkerConfig,
+  type PostelWorkerConfig,
+  type ReceiverCommand,
+  type ReceiverConfig,
+  type ReceiverEndpoint,
+  type ReceiverReport,
+  type WorkerCommand,
+  type WorkerConfig,
+  type WorkerReport,
 } from "./protocol.js";
 import { prepareTableState, type TableState, tenantOf } from "./table-state.js";
 import {
@@ -87,19 +89,43 @@ export interface DrainOptions {
   traceContext?: string;
 }
 
-/** Creates `count` endpoints (all matching every type) on the receiver through Postel's API. */
-export async function createEndpoints(database: BenchDatabase, base: string, count: number): Promise<void> {
-  const endpoints = Array.from({ length: count }, (_, i) => ({ url: `${base}/hooks/${i}`, types: ["*"] }));
-  await createEndpointsAt(database, endpoints);
+/**
+ * Creates `count` endpoints (all matching every type) on the receiver through Postel's API. With
+ * `credentials` (the credentials scenarios), each also has an `Authorization` header, and its
+ * credentials are stored as the worker will read them: encrypted with the key, or in plain text.
+ */
+export async function createEndpoints(
+  database: BenchDatabase,
+  base: string,
+  count: number,
+  credentials?: BenchCredentials,
+): Promise<void> {
+  const headers = credentials === undefined ? {} : { headers: { Authorization: BENCH_AUTHORIZATION } };
+  const endpoints = Array.from({ length: count }, (_, i) => ({
+    url: `${base}/hooks/${i}`,
+    types: ["*"],
+    ...headers,
+  }));
+  await createEndpointsAt(database, endpoints, credentials);
 }
+
+/** The custom header value of the credentials scenarios' endpoints. */
+export const BENCH_AUTHORIZATION = "Bearer bench-0123456789abcdefghijklmnopqrstuvwxyz";
 
 /** Creates the endpoints, in order, through Postel's API. */
 export async function createEndpointsAt(
   database: Pick<BenchDatabase, "sql">,
-  endpoints: { url: string; types: string[]; tenantId?: string }[],
+  endpoints: { url: string; types: string[]; tenantId?: string; headers?: Record<string, string> }[],
+  credentials?: BenchCredentials,
 ): Promise<void> {
   const storage = PostgresStorage({ sql: database.sql }, { migrate: false });
-  const postel = Postel({ outbound: { storage, http: { allowPrivateNetworks: true } } });
+  const postel = Postel({
+    outbound: {
+      storage,
+      http: { allowPrivateNetworks: true },
+      ...(credentials === undefined ? {} : { credentials: credentialsOption(credentials) }),
+    },
+  });
   for (const endpoint of endpoints) await postel.outbound.endpoints.create(endpoint);
 }
 
@@ -107,7 +133,9 @@ export async function createEndpointsAt(
 export async function drainWithPostel(base: string, options: DrainOptions): Promise<DrainMeasurement> {
   const database = options.database ?? (await createBenchDatabase());
   try {
-    if (!options.database) await createEndpoints(database, base, options.endpoints);
+    if (!options.database) {
+      await createEndpoints(database, base, options.endpoints, options.worker?.credentials);
+    }
     await seedMessages(
       database.sql,
       options.messages,

@@ -8,6 +8,7 @@ import { buildBaseline, compareWithBaseline, guardRows, runScenarioOnce } from "
 import { SERVER_URL } from "./database.js";
 import { type Scenario, scaleFor } from "./scenario.js";
 import { BENCH_TENANT } from "./table-state.js";
+import { credentials, sqliteCredentials } from "./scenarios/credentials.js";
 import { dashboard } from "./scenarios/dashboard.js";
 import { drain, fanout } from "./scenarios/drain.js";
 import { failover } from "./scenarios/failover.js";
@@ -56,6 +57,7 @@ const SCENARIOS: Scenario[] = [
   latency,
   peers,
   telemetry,
+  credentials,
   dashboard,
   portal,
   failover,
@@ -64,6 +66,7 @@ const SCENARIOS: Scenario[] = [
   sqliteSendBatch,
   sqliteRetention,
   sqliteDashboard,
+  sqliteCredentials,
 ];
 const STORAGES = ["postgres", "sqlite"] as const;
 

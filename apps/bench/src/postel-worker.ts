@@ -2,7 +2,13 @@ import { Postel } from "@postel/core";
 import { PostgresStorage } from "@postel/storage-postgres";
 import { SqliteStorage } from "@postel/storage-sqlite";
 import { explainingPool } from "./explain-capture.js";
-import { childConfig, type PostelWorkerConfig, report, type WorkerReport } from "./protocol.js";
+import {
+  childConfig,
+  credentialsOption,
+  type PostelWorkerConfig,
+  report,
+  type WorkerReport,
+} from "./protocol.js";
 import { telemetryFor } from "./telemetry-sdk.js";
 import { traceStorage } from "./trace-storage.js";
 import { serveWorker } from "./worker-process.js";
@@ -36,6 +42,7 @@ const postel = Postel({
       ...(config.batchSize === undefined ? {} : { batchSize: config.batchSize }),
     },
     ...(config.retention === undefined ? {} : { retention: config.retention }),
+    ...(config.credentials === undefined ? {} : { credentials: credentialsOption(config.credentials) }),
     http: { allowPrivateNetworks: true },
   },
 });

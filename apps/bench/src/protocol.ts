@@ -109,12 +109,27 @@ export interface PeerWorkerConfig extends WorkerConfig {
  */
 export type TelemetryMode = "off" | "sdk" | "sampled" | "noop" | "memory";
 
+/** How a credentials scenario stores endpoint credentials: encrypted with a base64 key, or plain text. */
+export type BenchCredentials = { key: string } | "off";
+
+/** Postel's `outbound.credentials` for a bench's `credentials` setting. */
+export function credentialsOption(credentials: BenchCredentials) {
+  return credentials === "off"
+    ? { encryption: "off" as const }
+    : { keys: [{ id: "bench", key: credentials.key }] };
+}
+
 /** Configuration of `postel-worker.js`: without `concurrency`, Postel's own default applies. */
 export type PostelWorkerConfig = Omit<WorkerConfig, "concurrency"> & {
   concurrency?: number;
   /** Postel's `outbound.retention`: the worker prunes old history while it drains (retention scenarios). */
   retention?: { maxAge: Duration; interval: Duration };
   telemetry?: TelemetryMode;
+  /**
+   * Postel's `outbound.credentials` (the credentials scenarios): `{ key }` encrypts with that base64
+   * key (id "bench"), `"off"` stores plain text without the start-up warning; absent, the option is left out.
+   */
+  credentials?: BenchCredentials;
   /** With BENCH_EXPLAIN: the file name prefix of the captured plans. */
   explainLabel?: string;
 };

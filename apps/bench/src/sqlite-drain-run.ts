@@ -1,8 +1,20 @@
 import { Postel } from "@postel/core";
 import { generateSecret } from "@postel/signing";
 import { SqliteStorage } from "@postel/storage-sqlite";
-import { type DrainMeasurement, type Receiver, type ServerMeter, timeWorker } from "./drain-run.js";
-import type { PostelWorkerConfig, Synchronous, WorkerConfig } from "./protocol.js";
+import {
+  BENCH_AUTHORIZATION,
+  type DrainMeasurement,
+  type Receiver,
+  type ServerMeter,
+  timeWorker,
+} from "./drain-run.js";
+import {
+  type BenchCredentials,
+  credentialsOption,
+  type PostelWorkerConfig,
+  type Synchronous,
+  type WorkerConfig,
+} from "./protocol.js";
 import {
   type BenchFile,
   createBenchFile,
@@ -26,6 +38,8 @@ export interface SqliteDrainOptions {
   prefix?: string;
   /** Postel's `outbound.retention` in the worker. */
   retention?: PostelWorkerConfig["retention"];
+  /** The credentials scenario: the endpoint has an `Authorization` header, stored this way. */
+  credentials?: BenchCredentials;
 }
 
 /** SQLite runs inside the worker process: there is no server whose CPU to add (its WAL is not measured). */
@@ -41,7 +55,7 @@ export async function drainSqliteWithPostel(
 ): Promise<DrainMeasurement> {
   const file = options.file ?? (await createBenchFile({ migrate: true }));
   try {
-    if (!options.file) await createSqliteEndpoint(file, base);
+    if (!options.file) await createSqliteEndpoint(file, base, options.credentials);
     await seedSqliteMessages(file.client, options.messages, options.prefix);
     const config: PostelWorkerConfig = {
       url: file.url,
@@ -52,6 +66,7 @@ export async function drainSqliteWithPostel(
       ...(process.env["BENCH_CONCURRENCY"] ? { concurrency: Number(process.env["BENCH_CONCURRENCY"]) } : {}),
       ...(process.env["BENCH_BATCH"] ? { batchSize: Number(process.env["BENCH_BATCH"]) } : {}),
       ...(options.retention ? { retention: options.retention } : {}),
+      ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
     };
     return await timeWorker("postel-worker", config, options, noServer);
   } finally {
@@ -59,12 +74,27 @@ export async function drainSqliteWithPostel(
   }
 }
 
-/** Creates the one endpoint of a SQLite drain, on the receiver, through Postel's API. */
-export async function createSqliteEndpoint(file: BenchFile, base: string): Promise<void> {
+/**
+ * Creates the one endpoint of a SQLite drain, on the receiver, through Postel's API; with
+ * `credentials`, with an `Authorization` header, its credentials stored that way.
+ */
+export async function createSqliteEndpoint(
+  file: BenchFile,
+  base: string,
+  credentials?: BenchCredentials,
+): Promise<void> {
   const postel = Postel({
-    outbound: { storage: SqliteStorage({ url: file.url }), http: { allowPrivateNetworks: true } },
+    outbound: {
+      storage: SqliteStorage({ url: file.url }),
+      http: { allowPrivateNetworks: true },
+      ...(credentials === undefined ? {} : { credentials: credentialsOption(credentials) }),
+    },
   });
-  await postel.outbound.endpoints.create({ url: `${base}/hooks/0`, types: ["*"] });
+  await postel.outbound.endpoints.create({
+    url: `${base}/hooks/0`,
+    types: ["*"],
+    ...(credentials === undefined ? {} : { headers: { Authorization: BENCH_AUTHORIZATION } }),
+  });
   await postel.close();
 }
 

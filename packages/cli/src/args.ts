@@ -20,7 +20,10 @@ export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
     description:
       "postgres:// URL, or a SQLite file (path, file: or libsql: URL); default $POSTEL_DATABASE_URL",
   },
-  json: { type: "boolean", description: "print JSON for scripts instead of tables" },
+  json: {
+    type: "boolean",
+    description: "print JSON for scripts instead of tables (a failure too, on stderr)",
+  },
   help: { type: "boolean", short: "h", description: "show this help" },
 };
 

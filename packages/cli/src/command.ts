@@ -21,6 +21,11 @@ export interface Context {
   now(): number;
   /** Resolves when the user presses Ctrl-C (SIGINT) or the process is asked to stop (SIGTERM). */
   interrupted: Promise<void>;
+  /**
+   * Asks the person at the terminal a yes/no question (on stderr): true for yes. Null when stdin or
+   * stderr is not a terminal: nobody to ask, so the command needs its `--yes`.
+   */
+  confirm(question: string): Promise<boolean | null>;
 }
 
 /** One `postel` command: its name, help and what it does. */

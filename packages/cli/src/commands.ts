@@ -1,6 +1,7 @@
 import type { Command } from "./command.js";
 import { catalogCommands } from "./commands/catalog.js";
 import { deadLetterCommands } from "./commands/dead-letters.js";
+import { endpointEditCommands } from "./commands/endpoint-edit.js";
 import { endpointStateCommands } from "./commands/endpoint-state.js";
 import { endpointCommands } from "./commands/endpoints.js";
 import { messageCommands } from "./commands/messages.js";
@@ -15,6 +16,7 @@ import { tailCommands } from "./commands/tail.js";
 export const COMMANDS: readonly Command[] = [
   ...migrateCommands,
   ...endpointCommands,
+  ...endpointEditCommands,
   ...endpointStateCommands,
   ...sendTestCommands,
   ...messageCommands,

@@ -14,44 +14,61 @@ export interface Io {
   version: string;
   /** Resolves on Ctrl-C / SIGTERM (`tail` stops then and exits 0). */
   interrupted: Promise<void>;
+  /** Where answers to confirmations come from: nobody is asked unless it and stderr are terminals. */
+  stdin?: { isTTY?: boolean };
+  /** Reads one line of stdin (null at its end). */
+  readLine?: () => Promise<string | null>;
 }
 
 /** Runs one `postel` command line and returns its exit status. */
 export async function main(argv: string[], io: Io): Promise<number> {
-  const write = (stream: Stream, text: string) => stream.write(`${text}\n`);
+  // Known before the flags are parsed, so a usage error is reported as JSON too.
+  const out = new Output(io.stdout, io.stderr, io.env, wantsJson(argv));
   let target: DatabaseTarget | undefined;
   let db: OpenDatabase | undefined;
   try {
     const [first, second] = argv;
     if (first === undefined || first === "--help" || first === "-h" || first === "help") {
-      write(first === undefined ? io.stderr : io.stdout, rootHelp(io.version));
+      const help = rootHelp(io.version).split("\n");
+      if (first === undefined) out.note(...help);
+      else out.text(...help);
       return first === undefined ? EXIT.usage : EXIT.ok;
     }
     if (first === "--version" || first === "-v") {
-      write(io.stdout, io.version);
+      out.text(io.version);
       return EXIT.ok;
     }
     let name = first;
     if (GROUPS.has(first)) {
       if (second === undefined || second.startsWith("-")) {
-        write(second === "--help" || second === "-h" ? io.stdout : io.stderr, groupHelp(first));
-        return second === "--help" || second === "-h" ? EXIT.ok : EXIT.usage;
+        const asked = second === "--help" || second === "-h";
+        if (!asked && out.json) {
+          throw usageError(`Missing the ${first} command. Run \`postel ${first} --help\` for its commands.`);
+        }
+        const help = groupHelp(first).split("\n");
+        if (asked) out.text(...help);
+        else out.note(...help);
+        return asked ? EXIT.ok : EXIT.usage;
       }
       name = `${first} ${second}`;
     }
     const command = find(name);
     const rest = argv.slice(name.split(" ").length);
     if (rest.includes("--help") || rest.includes("-h")) {
-      write(io.stdout, commandHelp(command));
+      out.text(...commandHelp(command).split("\n"));
       return EXIT.ok;
     }
     const args = new Args(rest, command.options, command.name);
-    const out = new Output(io.stdout, io.stderr, io.env, args.flag("json"));
     await command.run({
       args,
       out,
       now: () => Date.now(),
       interrupted: io.interrupted,
+      confirm: async (question) => {
+        if (io.stdin?.isTTY !== true || io.stderr.isTTY !== true || io.readLine === undefined) return null;
+        out.ask(`${question} [y/N] `);
+        return /^\s*y(es)?\s*$/i.test((await io.readLine()) ?? "");
+      },
       open: async (options) => {
         target ??= resolveTarget(args.string("db"), io.env);
         db ??= await openDatabase(target, options);
@@ -60,12 +77,18 @@ export async function main(argv: string[], io: Io): Promise<number> {
     });
     return EXIT.ok;
   } catch (error) {
-    const { code, message, exitCode } = describeFailure(error);
-    write(io.stderr, redact(`postel: ${code}: ${message}`, target));
-    return exitCode;
+    const failure = describeFailure(error, target);
+    out.failure({ ...failure, message: redact(failure.message, target) });
+    return failure.exitCode;
   } finally {
     await db?.close().catch(() => {});
   }
+}
+
+/** Whether `--json` is on the command line (before a `--` that ends the flags). */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).includes("--json");
 }
 
 function find(name: string): Command {

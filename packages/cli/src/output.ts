@@ -1,3 +1,6 @@
+import type { Failure } from "./exit-codes.js";
+import { terminalSafeJson, visible } from "./visible-text.js";
+
 /** A stream the CLI writes to (process.stdout or a test double). */
 export interface Stream {
   write(text: string): unknown;
@@ -33,9 +36,17 @@ const TONE: Record<string, "green" | "yellow" | "red"> = {
 };
 const ANSI = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33 } as const;
 
+// paint()'s own colour sequences: the only escape sequences a line may carry to the terminal.
+const OWN_COLOURS = new RegExp(`(\x1b\\[(?:${[0, ...Object.values(ANSI)].join("|")})m)`);
+
 /**
- * Everything a command prints. Tables and key/value blocks for people; with `--json`, one JSON
- * document (or NDJSON lines, for `tail`). Colour only on a terminal, and never with NO_COLOR.
+ * Everything a command prints, and the one place that makes it safe for a terminal. Tables, key/value
+ * blocks, lines and notes for people, every value in them with its control and bidi characters
+ * written out visibly (`\x1b`, `\r`, `\n`, `\u202e`: see `visible`), so a receiver's response or an
+ * endpoint's description can never clear the screen, set the title, write the clipboard or reorder
+ * a line; only the CLI's own line breaks and colours reach the terminal. With `--json`, one JSON
+ * document (or NDJSON lines, for `tail`) whose text is as safe. Colour only on a terminal, and never
+ * with NO_COLOR.
  */
 export class Output {
   readonly json: boolean;
@@ -52,17 +63,41 @@ export class Output {
 
   /** A JSON document (pretty) or, with `line`, one NDJSON line. */
   data(value: unknown, line = false): void {
-    this.#stdout.write(`${line ? JSON.stringify(value) : JSON.stringify(value, null, 2)}\n`);
+    const json = line ? JSON.stringify(value) : JSON.stringify(value, null, 2);
+    this.#stdout.write(`${terminalSafeJson(json)}\n`);
   }
 
-  /** Plain text on stdout. */
-  text(text: string): void {
-    this.#stdout.write(`${text}\n`);
+  /** Lines of text on stdout, one per argument (a line break inside one is shown as `\n`). */
+  text(...lines: string[]): void {
+    this.#write(
+      this.#stdout,
+      lines.map((line) => this.#safe(line)),
+    );
   }
 
-  /** A hint or progress for the person at the terminal: stderr, so pipes get only the data. */
-  note(text: string): void {
-    this.#stderr.write(`${text}\n`);
+  /** A hint for the person at the terminal: stderr, so pipes get only the data. Lines as `text`. */
+  note(...lines: string[]): void {
+    this.#write(
+      this.#stderr,
+      lines.map((line) => this.#safe(line)),
+    );
+  }
+
+  /**
+   * A failure on stderr: `postel: <code>: <message>`, the message's own lines kept; with `--json`,
+   * `{"error":{"code","message","exitCode"}}` on one line.
+   */
+  failure({ code, message, exitCode }: Failure): void {
+    if (this.json) {
+      this.#stderr.write(`${terminalSafeJson(JSON.stringify({ error: { code, message, exitCode } }))}\n`);
+      return;
+    }
+    this.#write(this.#stderr, `postel: ${code}: ${message}`.split("\n").map(visible));
+  }
+
+  /** A question on stderr, the answer to be typed after it on the same line. */
+  ask(question: string): void {
+    this.#stderr.write(visible(question));
   }
 
   /** Whether stderr is a terminal (progress redraws in place there). */
@@ -70,18 +105,17 @@ export class Output {
     return this.#stderr.isTTY === true;
   }
 
-  /** Raw stderr, for progress lines redrawn with `\r`. */
-  progress(text: string): void {
-    this.#stderr.write(text);
+  /** A progress line redrawn in place on stderr (`\r`, no line break until `done`). */
+  redraw(line: string, done: boolean): void {
+    this.#stderr.write(`\r${visible(line)}${done ? "\n" : ""}`);
   }
 
   /** An aligned table; on a terminal, shrunk (with `…`) to its width. */
   table<Row>(columns: Column<Row>[], rows: Row[]): void {
     if (rows.length === 0) return;
-    const cells = rows.map((row) => columns.map((column) => text(column.cell(row))));
-    const widths = columns.map((column, i) =>
-      Math.max(column.header.length, ...cells.map((r) => r[i]!.length)),
-    );
+    const headers = columns.map((column) => visible(column.header));
+    const cells = rows.map((row) => columns.map((column) => cellText(column.cell(row))));
+    const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((r) => r[i]!.length)));
     if (this.#stdout.isTTY && this.#stdout.columns) fit(widths, columns, this.#stdout.columns);
     const line = (values: string[], header: boolean) =>
       values
@@ -92,46 +126,52 @@ export class Output {
         })
         .join("  ")
         .trimEnd();
-    this.text(
-      [
-        line(
-          columns.map((c) => c.header),
-          true,
-        ),
-        ...cells.map((r) => line(r, false)),
-      ].join("\n"),
-    );
+    this.#write(this.#stdout, [line(headers, true), ...cells.map((r) => line(r, false))]);
   }
 
   /** `key  value` lines, keys aligned; null values are left out. */
   fields(entries: [string, string | number | null | undefined][]): void {
-    const shown = entries.filter(([, value]) => value !== null && value !== undefined);
+    const shown = entries
+      .filter(([, value]) => value !== null && value !== undefined)
+      .map(([key, value]) => [visible(key), visible(String(value))] as const);
     const width = Math.max(...shown.map(([key]) => key.length));
-    this.text(
-      shown
-        .map(
-          ([key, value]) =>
-            `${this.paint(key.padEnd(width), "dim")}  ${this.paint(String(value), TONE[String(value)])}`,
-        )
-        .join("\n"),
+    this.#write(
+      this.#stdout,
+      shown.map(
+        ([key, value]) => `${this.paint(key.padEnd(width), "dim")}  ${this.paint(value, TONE[value])}`,
+      ),
     );
   }
 
   /** A section heading between blocks. */
   heading(title: string): void {
-    this.text(`\n${this.paint(title, "bold")}`);
+    this.#write(this.#stdout, ["", this.paint(visible(title), "bold")]);
   }
 
-  /** `text` in a colour, when colour is on. */
+  /** `text` (made visible) in a colour, when colour is on. */
   paint(text: string, style: keyof typeof ANSI | undefined): string {
-    if (!this.#colour || style === undefined) return text;
-    return `\x1b[${ANSI[style]}m${text}\x1b[0m`;
+    const shown = visible(text);
+    if (!this.#colour || style === undefined) return shown;
+    return `\x1b[${ANSI[style]}m${shown}\x1b[0m`;
+  }
+
+  // Every character made visible but the colours paint() added (callers compose painted words into
+  // their lines), and those only while colour is on.
+  #safe(line: string): string {
+    if (!this.#colour) return visible(line);
+    return line
+      .split(OWN_COLOURS)
+      .map((part, i) => (i % 2 === 1 ? part : visible(part)))
+      .join("");
+  }
+
+  #write(stream: Stream, lines: string[]): void {
+    stream.write(`${lines.join("\n")}\n`);
   }
 }
 
-function text(value: string | number | null | undefined): string {
-  if (value === null || value === undefined) return "";
-  return String(value).replace(/\s+/g, " ");
+function cellText(value: string | number | null | undefined): string {
+  return value === null || value === undefined ? "" : visible(String(value));
 }
 
 function truncate(value: string, width: number): string {

@@ -10,10 +10,10 @@ export function progressLine(out: Output, enabled: boolean): (line: string, done
   return (line, done) => {
     if (!enabled) return;
     if (out.stderrIsTTY) {
-      out.progress(`\r${line}${done ? "\n" : ""}`);
+      out.redraw(line, done);
     } else if (done || Date.now() - last >= 1000) {
       last = Date.now();
-      out.progress(`${line}\n`);
+      out.note(line);
     }
   };
 }

@@ -1,4 +1,6 @@
 import { describeCommands } from "./support/command-suite.js";
 import { createPostgresDatabase } from "./support/databases.js";
+import { describeEditCommands } from "./support/edit-suite.js";
 
 describeCommands("PostgreSQL", createPostgresDatabase);
+describeEditCommands("PostgreSQL", createPostgresDatabase);

@@ -1,4 +1,6 @@
 import { describeCommands } from "./support/command-suite.js";
 import { createSqliteDatabase } from "./support/databases.js";
+import { describeEditCommands } from "./support/edit-suite.js";
 
 describeCommands("SQLite", createSqliteDatabase);
+describeEditCommands("SQLite", createSqliteDatabase);

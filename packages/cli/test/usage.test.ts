@@ -1,8 +1,16 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { COMMANDS } from "../src/commands.js";
-import { postel } from "./support/cli.js";
-import { createPostgresDatabase, createSqliteDatabase, type TestDatabase } from "./support/databases.js";
+import { type CliRun, postel } from "./support/cli.js";
+import {
+  createPostgresDatabase,
+  createSqliteDatabase,
+  SERVER_URL,
+  type TestDatabase,
+} from "./support/databases.js";
 
 describe("help", () => {
   test("postel --help lists every command, the database flag and the exit codes", async () => {
@@ -88,21 +96,152 @@ describe("usage errors exit 2", () => {
   });
 });
 
+describe("with --json, a failure is one JSON object on stderr", () => {
+  test.each([
+    [["messages", "list", "--status", "lost", "--json"], "USAGE", 2, "--status must be one of"],
+    [["stats", "--bogus", "--json"], "USAGE", 2, "Unknown option '--bogus'"],
+    [["frobnicate", "--json"], "USAGE", 2, 'Unknown command "frobnicate"'],
+    [["messages", "--json"], "USAGE", 2, "Missing the messages command"],
+    [
+      ["stats", "--json", "--db", "postgres://app:hunter2@127.0.0.1:1/shop"],
+      "STORAGE_UNAVAILABLE",
+      4,
+      "127.0.0.1:1",
+    ],
+  ])("postel %j", async (args, code, exitCode, message) => {
+    const run = await postel(undefined, args);
+    expect(run.code).toBe(exitCode);
+    expect(run.stdout).toBe("");
+    expect(run.stderr.endsWith("}\n") && run.stderr.split("\n")).toHaveLength(2);
+    const { error } = JSON.parse(run.stderr) as {
+      error: { code: string; message: string; exitCode: number };
+    };
+    expect(error).toMatchObject({ code, exitCode });
+    expect(error.message).toContain(message);
+    expect(run.stderr).not.toContain("hunter2");
+  });
+
+  test("without --json, the same failure is the human line", async () => {
+    const run = await postel(undefined, ["messages", "list", "--status", "lost"]);
+    expect(run.stderr).toMatch(/^postel: USAGE: --status must be one of/);
+  });
+});
+
+// The library's advice (its API, its options) and a driver's stack are not for the operator.
+const NOT_CLI_WORDING =
+  /endpoints\.list\(\)|outbound: \{|storage\.migrate|migrate: false|`url`|pool's options|\n\s+at /;
+
+function expectDatabaseFailure(run: CliRun, code: string, ...advice: string[]): void {
+  expect(run.code, run.stderr).toBe(4);
+  expect(run.stdout).toBe("");
+  expect(run.stderr).toMatch(new RegExp(`^postel: ${code}: `));
+  expect(run.stderr.trimEnd().split("\n"), "one line").toHaveLength(1);
+  for (const text of advice) expect(run.stderr).toContain(text);
+  expect(run.stderr).not.toMatch(NOT_CLI_WORDING);
+  expect(run.stderr).not.toContain("hunter2");
+}
+
 describe("database errors exit 4 with the fix", () => {
   test("an unreachable Postgres: exit 4, the host named, the password never printed", async () => {
     const run = await postel("postgres://app:hunter2@127.0.0.1:1/shop", ["stats"]);
-    expect(run.code).toBe(4);
     expect(run.stderr).toMatch(/^postel: STORAGE_UNAVAILABLE: Could not use PostgreSQL at 127\.0\.0\.1:1/);
-    expect(run.stderr + run.stdout).not.toContain("hunter2");
+    expectDatabaseFailure(run, "STORAGE_UNAVAILABLE", "connection was refused", "--db / POSTEL_DATABASE_URL");
+  });
+
+  test("a file that is not a SQLite database, and a directory", async () => {
+    expectDatabaseFailure(
+      await postel(undefined, ["messages", "list", "--db", "/etc/passwd"]),
+      "STORAGE_UNAVAILABLE",
+      "/etc/passwd: the file is not a SQLite database",
+      "--db / POSTEL_DATABASE_URL",
+    );
+    const dir = mkdtempSync(join(tmpdir(), "postel-cli-dir-"));
+    try {
+      expectDatabaseFailure(
+        await postel(dir, ["endpoints", "list"]),
+        "STORAGE_UNAVAILABLE",
+        "that path is a directory, not a database file",
+        `e.g. ${dir}/postel.db`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("an unreachable libsql server", async () => {
+    expectDatabaseFailure(
+      await postel("libsql://127.0.0.1:1", ["stats"]),
+      "STORAGE_UNAVAILABLE",
+      "the libsql server at 127.0.0.1:1",
+      "fix the host and port in --db / POSTEL_DATABASE_URL",
+    );
+  });
+
+  test("a SQLite file that was never migrated says to run `postel migrate`", async () => {
+    const sqlite = await createSqliteDatabase();
+    try {
+      writeFileSync(sqlite.url, "");
+      expectDatabaseFailure(
+        await postel(sqlite.url, ["messages", "list"]),
+        "SCHEMA_MISMATCH",
+        "Run `postel migrate`",
+      );
+    } finally {
+      await sqlite.drop();
+    }
+  });
+
+  describe("on a migrated Postgres database", () => {
+    let database: TestDatabase;
+    const role = `postel_cli_guest_${Math.random().toString(36).slice(2, 10)}`;
+    const admin = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+    const as = (user: string, query = "") => {
+      const url = new URL(database.url);
+      url.username = user;
+      url.password = "hunter2";
+      url.search = query;
+      return url.toString();
+    };
+    beforeAll(async () => {
+      database = await createPostgresDatabase();
+      expect((await postel(database.url, ["migrate"])).code).toBe(0);
+      await admin.unsafe(`CREATE ROLE ${role} LOGIN`);
+    });
+    afterAll(async () => {
+      await database?.drop();
+      await admin.unsafe(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end({ timeout: 5 });
+    });
+
+    test("a statement timeout: exit 4, STORAGE_TIMEOUT, how to retry or raise it", async () => {
+      // Postel's table is locked while the command runs, so its first query waits out the timeout.
+      const holder = postgres(database.url, { max: 1, onnotice: () => {} });
+      try {
+        const run = await holder.begin(async (tx) => {
+          await tx`LOCK TABLE postel.migrations IN ACCESS EXCLUSIVE MODE`;
+          return postel(as("postgres", "?options=-c%20statement_timeout%3D1000"), ["messages", "list"]);
+        });
+        expectDatabaseFailure(run, "STORAGE_TIMEOUT", "statement_timeout", "run the command again later");
+      } finally {
+        await holder.end({ timeout: 5 });
+      }
+    });
+
+    test("a user without the rights to Postel's tables: permission denied, which user to use", async () => {
+      expectDatabaseFailure(
+        await postel(as(role), ["messages", "list"]),
+        "STORAGE_UNAVAILABLE",
+        "permission denied",
+        "Put the user your app connects as in --db / POSTEL_DATABASE_URL",
+      );
+    });
   });
 
   test("a Postgres database that was never migrated: exit 4, run `postel migrate`; after it, exit 0", async () => {
     const database = await createPostgresDatabase();
     try {
       const run = await postel(database.url, ["messages", "list"]);
-      expect(run.code).toBe(4);
-      expect(run.stderr).toMatch(/^postel: SCHEMA_MISMATCH: /);
-      expect(run.stderr).toContain("Run `postel migrate`");
+      expectDatabaseFailure(run, "SCHEMA_MISMATCH", "Run `postel migrate`");
       expect((await postel(database.url, ["migrate"])).code).toBe(0);
       expect((await postel(database.url, ["messages", "list"])).code).toBe(0);
     } finally {

@@ -1,6 +1,8 @@
 import * as v from "valibot";
 import { ExponentialBackoff, isRetryPolicy, type RetryPolicy } from "./backoff.js";
 import { type Clock, systemClock } from "./clock.js";
+import { type CredentialsConfig, withCredentials } from "./credentials/credentials-api.js";
+import type { CredentialsOptions } from "./credentials/credentials-options.js";
 import { type Duration, parseDuration } from "./duration.js";
 import { ConfigurationError, type ConfigurationIssue } from "./errors.js";
 import type { InboundSourceOptions } from "@postel/signing/inbound";
@@ -145,6 +147,12 @@ export interface OutboundOptions<
   filters?: Record<string, (event: OutboundEvent) => boolean>;
   /** Body transforms endpoints reference by name (`transform: "name"`); the result is what is signed and sent. */
   transforms?: Record<string, (event: OutboundEvent, endpoint: Endpoint) => unknown>;
+  /**
+   * How signing secrets and custom header values are stored: encrypted with your keys
+   * (`{ keys: [{ id, key }] }`, the first encrypts) or a KMS `keyring`, or `{ encryption: "off" }`.
+   * Default: plain text, with a warning at start-up (README "Credentials at rest").
+   */
+  credentials?: CredentialsOptions;
 }
 
 /** Options of `Postel()`. */
@@ -201,6 +209,8 @@ export interface OutboundConfig {
   transforms: Record<string, (event: OutboundEvent, endpoint: Endpoint) => unknown>;
   /** Null without a catalog. */
   events: AnyEventCatalog | null;
+  /** How endpoint credentials are stored (`storage` above already encrypts and decrypts them). */
+  credentials: CredentialsConfig;
 }
 
 /** Retention after validation, in milliseconds. */
@@ -430,6 +440,8 @@ const OutboundSchema = v.strictObject({
     ),
     {},
   ),
+  // Validated by parseCredentialsOptions, whose issues carry codes (INVALID_ENCRYPTION_KEY, ...).
+  credentials: v.optional(v.unknown()),
   transforms: v.optional(
     v.pipe(
       objectNotArray("transforms"),
@@ -527,8 +539,9 @@ export function parsePostelOptions(options: unknown, workerId: () => string): Po
   if (!outbound) return { outbound: null, clock, random, telemetry };
   const issues: ConfigurationIssue[] = [];
   if (outbound.signing.algorithm === undefined) outbound.signing.algorithm = "v1";
+  const { storage, credentials } = withCredentials(outbound.credentials, outbound.storage, clock, issues);
   const config: OutboundConfig = {
-    storage: outbound.storage,
+    storage,
     retryPolicy: outbound.retryPolicy ?? ExponentialBackoff(),
     retryPolicies: outbound.retryPolicies,
     circuitBreaker: outbound.circuitBreaker,
@@ -558,6 +571,7 @@ export function parsePostelOptions(options: unknown, workerId: () => string): Po
     filters: outbound.filters,
     transforms: outbound.transforms,
     events: outbound.events ?? null,
+    credentials,
   };
   if (config.workers.leaseDurationMs < 1000) {
     issues.push({

@@ -38,6 +38,23 @@ export function idFloor(prefix: string, time: number): string {
   return `${prefix}_${encodeTime(Math.max(0, Math.floor(time)))}`;
 }
 
+/**
+ * The time (epoch ms) in an id `createIdGenerator` made, or null when `id` is not one: the inverse of
+ * `idFloor`. For storages that bound a time range by an id (e.g. `attemptsAfter`).
+ */
+export function idTime(id: string): number | null {
+  const underscore = id.indexOf("_");
+  const part = underscore < 0 ? "" : id.slice(underscore + 1, underscore + 11);
+  if (part.length !== 10) return null;
+  let time = 0;
+  for (const char of part) {
+    const digit = ALPHABET.indexOf(char);
+    if (digit < 0) return null;
+    time = time * 32 + digit;
+  }
+  return time;
+}
+
 /** `idFloor` of message ids: messages created before `time` have ids below it (see `PruneRequest`). */
 export function messageIdBound(time: number): string {
   return idFloor("msg", time);

@@ -35,7 +35,7 @@ export type { PostelEventMap, PostelEventName } from "./engine/events.js";
 export type { EndpointsApi, ListEndpointsOptions } from "./outbound/endpoints.js";
 export type { ListMessagesOptions, MessagesApi } from "./outbound/messages.js";
 export type { DeadLettersApi, ListDeadLettersOptions } from "./outbound/dead-letters.js";
-export type { AttemptsApi, RecentAttemptsOptions } from "./outbound/attempts.js";
+export type { AttemptFeedOptions, AttemptsApi, RecentAttemptsOptions } from "./outbound/attempts.js";
 export type {
   AuditEntry,
   AuditLogApi,
@@ -44,6 +44,7 @@ export type {
 } from "./outbound/audit-log.js";
 export { AUDIT_ENTRY_LIMITS, type AuditEntryInput } from "./outbound/audit-entry-input.js";
 export type { AttemptTotals, EndpointStats, OutboundStats, StatsOptions } from "./outbound/stats.js";
+export { STATS_COUNT_CAP, STATS_ENDPOINT_COUNT_CAP } from "./outbound/stats.js";
 export type { Page } from "./outbound/page.js";
 export { PAGE_LIMITS } from "./outbound/page.js";
 export { SEARCH_WINDOW } from "./outbound/messages.js";
@@ -117,7 +118,7 @@ export type {
   RetryPolicySpec,
 } from "./storage/records.js";
 export { bucketTokens, firstDirectOutcomes, HEALTH_BUCKET_MS, statsOfEndpoints } from "./storage/storage.js";
-export { idFloor, messageIdBound } from "./ids.js";
+export { idFloor, idTime, messageIdBound } from "./ids.js";
 export type {
   AuditCountQuery,
   AuditDetailValue,
@@ -128,7 +129,9 @@ export type {
   AuditStore,
   DeliveryOutcome,
   DeliveryQueue,
+  AttemptFeedQuery,
   DeadLetterQuery,
+  FailureStatus,
   DeliveryCounts,
   DeliveryReset,
   DeliveryTransition,
@@ -160,3 +163,8 @@ export type {
   StorageStats,
   TransactionOf,
 } from "./storage/storage.js";
+export { CredentialError } from "./credentials/credential-error.js";
+export type { CredentialsOptions, EncryptionKey, Keyring } from "./credentials/credentials-options.js";
+export type { CredentialsApi } from "./credentials/credentials-api.js";
+export type { ReencryptOptions, ReencryptResult } from "./credentials/reencrypt.js";
+export type { CredentialStore, StoredCredentials } from "./storage/credentials-store.js";

@@ -7,6 +7,8 @@ import { HealthMonitor } from "./engine/health.js";
 import { RetentionLoop } from "./engine/retention.js";
 import { withDeadline } from "./engine/storage-deadline.js";
 import { Wakeups } from "./engine/wakeups.js";
+import { type CredentialsApi, createCredentialsApi } from "./credentials/credentials-api.js";
+import { warnPlaintextOnce } from "./credentials/plaintext-warning.js";
 import { ConfigurationError } from "./errors.js";
 import { createHttpSender, type HttpSender } from "./http/http-sender.js";
 import { createIdGenerator } from "./ids.js";
@@ -75,6 +77,11 @@ export interface Outbound<S extends Storage<unknown>, E extends AnyEventCatalog 
   messages: MessagesApi;
   /** Dead-lettered deliveries, newest first, paged (the `dead_letter` view as an API). */
   deadLetters: DeadLettersApi;
+  /**
+   * Permanently failed deliveries (a non-retryable 4xx such as 410, a forbidden address), newest
+   * first, paged like `deadLetters`; replay them with `replay({ ..., status: ["failed"] })`.
+   */
+  failed: DeadLettersApi;
   /** HTTP attempts across every message and instance, oldest first from a time (`postel tail`). */
   attempts: AttemptsApi;
   /**
@@ -109,6 +116,11 @@ export interface Outbound<S extends Storage<unknown>, E extends AnyEventCatalog 
    * `prune()` and retention leave it alone; `auditLog.prune()` deletes old entries.
    */
   auditLog: AuditLogApi;
+  /**
+   * How endpoint credentials are stored (`outbound.credentials`), and `reencrypt()`, which moves
+   * every stored one to the primary key: the migration of plain-text rows and the end of a key rotation.
+   */
+  credentials: CredentialsApi;
   /**
    * The event catalog Postel was configured with (`outbound.events`), null without one: lets a UI
    * list the declared types with their descriptions.
@@ -262,7 +274,8 @@ export function Postel<
       }),
       messages: createMessagesApi(outbound),
       deadLetters: createDeadLettersApi(outbound),
-      attempts: createAttemptsApi(outbound),
+      failed: createDeadLettersApi(outbound, "failed"),
+      attempts: createAttemptsApi(outbound, () => clock.now()),
       stats: (statsOptions) => stats({ config: outbound, clock }, statsOptions),
       replay: (selection, replayOptions) =>
         replay({ config: outbound, clock, newId, wake }, selection, replayOptions),
@@ -271,9 +284,11 @@ export function Postel<
         return prune({ config: outbound, clock }, pruneOptions);
       },
       auditLog: createAuditLogApi({ config: outbound, clock, newId }),
+      credentials: createCredentialsApi(outbound.credentials),
       catalog: outbound.events,
     },
     async start() {
+      if (outbound.credentials.warnPlaintext) warnPlaintextOnce();
       await migrate();
       await wakeups.start();
       dispatcher.start();
@@ -284,6 +299,7 @@ export function Postel<
       await wakeups.stop();
     },
     async drain(drainOptions) {
+      if (outbound.credentials.warnPlaintext) warnPlaintextOnce();
       await migrate();
       return dispatcher.drain(drainOptions);
     },

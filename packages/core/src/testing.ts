@@ -6,6 +6,9 @@ export { ManualClock } from "./clock.js";
 export { findSecret } from "./testing/find-secret.js";
 export type { ConformanceGroup, StorageConformanceOptions } from "./testing/run-storage-conformance.js";
 export { runStorageConformance } from "./testing/run-storage-conformance.js";
+export type { CredentialsAtRestGroup, CredentialsAtRestOptions } from "./testing/run-credentials-at-rest.js";
+/** Issue 28's proofs (a dump holds no credential, a key rotation under a drain, tampering, the migration). */
+export { runCredentialsAtRest } from "./testing/run-credentials-at-rest.js";
 export { runAdapterConformance } from "./testing/run-adapter-conformance.js";
 export type {
   EngineScenarioGroup,

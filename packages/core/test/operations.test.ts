@@ -254,6 +254,7 @@ describe("deadLetters.list", () => {
     expect(page).toEqual({
       items: [
         {
+          status: "dead-lettered",
           deliveryId: expect.any(String),
           messageId: id,
           endpointId: down.id,
@@ -274,6 +275,45 @@ describe("deadLetters.list", () => {
     expect((await h.postel.outbound.deadLetters.list({ since: dlAt, until: dlAt + 1 })).items).toHaveLength(
       1,
     );
+  });
+});
+
+describe("failed.list", () => {
+  test("a 410 is a permanent failure: listed by failed.list (not deadLetters.list), counted by stats(), replayable", async () => {
+    const h = await harness();
+    h.receiver.script("/gone", 410);
+    const gone = await h.postel.outbound.endpoints.create({ url: h.receiver.url("/gone") });
+    const { id } = await h.postel.outbound.send({ type: "invoice.paid", data: {} });
+    await h.postel.drain();
+    const page = await h.postel.outbound.failed.list();
+    expect(page.items).toEqual([
+      expect.objectContaining({
+        status: "failed",
+        messageId: id,
+        endpointId: gone.id,
+        lastError: "HTTP 410",
+      }),
+    ]);
+    expect((await h.postel.outbound.deadLetters.list()).items).toEqual([]);
+    const stats = await h.postel.outbound.stats();
+    expect(stats.failed).toBe(1);
+    expect(stats.deadLetters).toBe(0);
+    expect(stats.endpoints[0]).toMatchObject({ id: gone.id, failed: 1, deadLetters: 0 });
+
+    // A cursor of one list is refused by the other.
+    for (let i = 0; i < 2; i++) await h.postel.outbound.send({ type: "invoice.paid", data: { i } });
+    await h.postel.drain();
+    const { nextCursor } = await h.postel.outbound.failed.list({ limit: 1 });
+    expect(await codeOf(() => h.postel.outbound.deadLetters.list({ cursor: nextCursor! }))).toBe(
+      "INVALID_CURSOR",
+    );
+
+    h.receiver.script("/gone", 200);
+    const replayed = await h.postel.outbound.replay({ messageId: id }, { status: ["failed"] });
+    expect(replayed.map((r) => r.endpointId)).toEqual([gone.id]);
+    await h.postel.drain();
+    expect((await h.postel.outbound.failed.list()).items.map((d) => d.messageId)).not.toContain(id);
+    expect((await h.postel.outbound.stats()).failed).toBe(2);
   });
 });
 

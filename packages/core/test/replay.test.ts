@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { ExponentialBackoff } from "../src/backoff.js";
+import { InvalidInputError } from "../src/errors.js";
 import { harness } from "./support/harness.js";
 
 async function deadLettered() {
@@ -114,5 +115,83 @@ describe("replay", () => {
       code: "MESSAGE_NOT_FOUND",
     });
     await expect(h.postel.outbound.replay({} as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+  });
+});
+
+describe("replay by delivery id", () => {
+  /** Two endpoints that answer 500 once, no retries: one message, two dead-lettered deliveries. */
+  async function twoDeadLetters() {
+    const h = await harness({ retryPolicy: ExponentialBackoff({ maxAttempts: 0 }) });
+    h.receiver.script("/a", 500);
+    h.receiver.script("/b", 500);
+    const a = await h.postel.outbound.endpoints.create({ url: h.receiver.url("/a"), types: ["order.*"] });
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/b"), types: ["order.*"] });
+    return { ...h, a };
+  }
+
+  test("re-enqueues exactly that delivery, not its message's other one, found among pages of older history", async () => {
+    const h = await twoDeadLetters();
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/ok"), types: ["old.*"] });
+    h.receiver.script("/ok", 200);
+    await h.postel.outbound.sendBatch(
+      Array.from({ length: 1200 }, (_, n) => ({ type: "old.item", data: { n } })),
+    );
+    await h.postel.drain();
+    h.clock.advance("1h");
+    const { id } = await h.postel.outbound.send({ type: "order.created", data: {} });
+    await h.postel.drain();
+    const deliveries = await h.postel.outbound.messages.deliveries(id);
+    const target = deliveries.find((d) => d.endpointId === h.a.id)!;
+    expect(deliveries.map((d) => d.status)).toEqual(["dead-lettered", "dead-lettered"]);
+
+    const dry = await h.postel.outbound.replay({ deliveryIds: [target.id] }, { dryRun: true });
+    expect(dry).toEqual([{ messageId: id, deliveryId: target.id, endpointId: h.a.id, webhookId: id }]);
+    expect((await h.postel.outbound.messages.deliveries(id)).map((d) => d.status)).toEqual([
+      "dead-lettered",
+      "dead-lettered",
+    ]);
+
+    const replayed = await h.postel.outbound.replay({ deliveryIds: [target.id, target.id] });
+    expect(replayed).toEqual([{ messageId: id, deliveryId: target.id, endpointId: h.a.id, webhookId: id }]);
+    const after = await h.postel.outbound.messages.deliveries(id);
+    expect(after.find((d) => d.id === target.id)?.status).toBe("pending");
+    expect(after.find((d) => d.id !== target.id)?.status).toBe("dead-lettered");
+    // An id of the same moment that names nothing: the walk goes through the older pages and ends.
+    const unknown = `${target.id.slice(0, -1)}${target.id.endsWith("0") ? "1" : "0"}`;
+    await expect(h.postel.outbound.replay({ deliveryIds: [unknown] })).rejects.toMatchObject({
+      code: "DELIVERY_NOT_FOUND",
+    });
+  });
+
+  test("validates every id before writing: unknown or malformed ids are DELIVERY_NOT_FOUND", async () => {
+    const h = await twoDeadLetters();
+    const { id } = await h.postel.outbound.send({ type: "order.created", data: {} });
+    await h.postel.drain();
+    const [first] = await h.postel.outbound.messages.deliveries(id);
+    // Same time, another random part: shaped like a delivery id of that moment, naming none.
+    const unknown = `${first!.id.slice(0, -1)}${first!.id.endsWith("0") ? "1" : "0"}`;
+    for (const bad of [unknown, "dlv_nope", id, 42]) {
+      await expect(
+        h.postel.outbound.replay({ deliveryIds: [first!.id, bad as string] }),
+      ).rejects.toMatchObject({ code: "DELIVERY_NOT_FOUND" });
+    }
+    expect((await h.postel.outbound.messages.deliveries(id))[0]?.status).toBe("dead-lettered");
+    await expect(h.postel.outbound.replay({ deliveryIds: [] })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+    });
+  });
+
+  test("a delivery still waiting for a retry is refused as DELIVERY_NOT_FINISHED, naming its state", async () => {
+    const h = await harness();
+    h.receiver.script("/hook", 500);
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hook") });
+    const { id } = await h.postel.outbound.send({ type: "a", data: 1 });
+    await h.postel.drain();
+    const [delivery] = await h.postel.outbound.messages.deliveries(id);
+    expect(delivery?.status).toBe("pending");
+    const error = await h.postel.outbound.replay({ deliveryIds: [delivery!.id] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(error).toMatchObject({ code: "DELIVERY_NOT_FINISHED" });
+    expect((error as Error).message).toMatch(/is still pending/);
   });
 });

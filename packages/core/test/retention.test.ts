@@ -99,6 +99,33 @@ describe("postel.outbound.prune()", () => {
     });
   });
 
+  test("dryRun counts what a prune would delete, deletes nothing, and the prune then deletes exactly that", async () => {
+    const h = await harness();
+    const old = await deliveredMessages(h, 3);
+    // An old message still waiting for a retry is kept by both.
+    h.receiver.script("/retry", 500);
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/retry"), types: ["retry.*"] });
+    const waiting = (await h.postel.outbound.send({ type: "retry.me", data: 0 })).id;
+    await h.postel.drain();
+    h.clock.advance("2d");
+    const progress: PruneResult[] = [];
+    const dry = await h.postel.outbound.prune({
+      olderThan: "1d",
+      batchSize: 2,
+      dryRun: true,
+      onProgress: (p) => progress.push(p),
+    });
+    expect(dry).toEqual({ messages: 3, deliveries: 3, attempts: 3, healthBuckets: 0, complete: true });
+    expect(progress.at(-1)).toEqual(dry);
+    for (const id of [...old, waiting]) expect(await h.postel.outbound.messages.get(id)).not.toBeNull();
+    const pruned = await h.postel.outbound.prune({ olderThan: "1d" });
+    expect(pruned).toMatchObject({ messages: 3, deliveries: 3, attempts: 3 });
+    expect(await h.postel.outbound.messages.get(waiting)).not.toBeNull();
+    await expect(h.postel.outbound.prune({ olderThan: "1d", dryRun: "yes" as never })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+    });
+  });
+
   test("takes its age from retention.maxAge and stops early at maxBatches", async () => {
     const h = await harness({ retention: { maxAge: "1h", batchSize: 2 } });
     await deliveredMessages(h, 5);

@@ -96,6 +96,8 @@ export class InvalidArgumentError extends PostelError {
 export interface ConfigurationIssue {
   path: string;
   message: string;
+  /** A stable code for issues a program may act on, e.g. `INVALID_ENCRYPTION_KEY`; absent for most. */
+  code?: string;
 }
 
 /** `Postel()`, `Receiver()` or a storage constructor was given invalid options. Lists every bad field at once. */

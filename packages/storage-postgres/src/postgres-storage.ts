@@ -1,6 +1,7 @@
 import {
   type AuditLogStore,
   type ConfigurationIssue,
+  type CredentialStore,
   InvalidInputError,
   type Storage,
   StorageUnavailableError,
@@ -22,6 +23,7 @@ import { assertMigrated, migrate } from "./migrate.js";
 import * as audit from "./queries/audit.js";
 import * as auditLog from "./queries/audit-log.js";
 import * as claim from "./queries/claim.js";
+import { rewriteCredentials } from "./queries/credentials.js";
 import { claimLimited } from "./queries/claim-limited.js";
 import * as endpointState from "./queries/endpoint-state.js";
 import * as endpoints from "./queries/endpoints.js";
@@ -30,6 +32,7 @@ import { createEnqueueBatcher } from "./queries/enqueue-batch.js";
 import { enqueueMany } from "./queries/enqueue-many.js";
 import { ClaimFloor } from "./internal/claim-floor.js";
 import * as fanout from "./queries/fanout.js";
+import { attemptsAfter } from "./queries/attempts-after.js";
 import { recentAttempts } from "./queries/recent-attempts.js";
 import { recordOutcomes } from "./queries/record-outcomes.js";
 import { pruneFinished, pruneHealth } from "./queries/prune.js";
@@ -60,6 +63,8 @@ export interface PostgresStorageInstance extends Storage<PostgresTransaction> {
   migrate(): Promise<void>;
   /** The audit log, in `postel.audit_log`. */
   readonly auditLog: AuditLogStore;
+  /** Compare-and-set rewrites of stored credentials (`credentials.reencrypt()`). */
+  readonly credentials: CredentialStore;
 }
 
 /**
@@ -208,6 +213,7 @@ export function PostgresStorage(
     listAttempts: (messageId) => run((sql) => audit.listAttempts(sql, messageId)),
     listDeadLetters: (query) => run((sql) => audit.listDeadLetters(sql, query)),
     recentAttempts: (query) => run((sql) => recentAttempts(sql, query)),
+    attemptsAfter: (query) => run((sql) => attemptsAfter(sql, query)),
     stats: (query) => run((sql) => stats(sql, query)),
     countDeliveries: (endpointId) => run((sql) => audit.countDeliveries(sql, endpointId)),
 
@@ -230,6 +236,13 @@ export function PostgresStorage(
       listAuditEntries: (query) => run((sql) => auditLog.listAuditEntries(sql, query)),
       countAuditEntries: (query) => run((sql) => auditLog.countAuditEntries(sql, query)),
       pruneAuditEntries: (request) => run((sql) => auditLog.pruneAuditEntries(sql, request)),
+    },
+
+    credentials: {
+      rewriteCredentials: (id, expected, next) =>
+        run((sql) =>
+          hidingSecrets(rewriteCredentials(sql, id, expected, next), [...next.secrets, ...expected.secrets]),
+        ),
     },
 
     subscribe: async (onWake, onLost) => {

@@ -113,6 +113,14 @@ export const deliveries = postelSchema.table(
     // (`claimLimited` counts an endpoint's live leases and takes its earliest due deliveries here).
     index("deliveries_endpoint_due_idx").on(t.endpointId, t.status, t.nextAttemptAt),
     index("deliveries_dead_lettered_idx").on(t.id).where(sql`${t.status} = 'dead-lettered'`),
+    // Permanent failures, listed beside the dead letters. Written only when a delivery fails for good,
+    // never on the path of a delivery that succeeds.
+    index("deliveries_failed_idx").on(t.id).where(sql`${t.status} = 'failed'`),
+    // First attempts of deliveries still open (pending or held) after it failed: `attemptsAfter` finds
+    // them by id here. A delivery that succeeds first time is never in it.
+    index("deliveries_first_attempt_open_idx")
+      .on(t.firstAttemptId)
+      .where(sql`${t.status} IN ('pending', 'held') AND ${t.firstAttemptId} IS NOT NULL`),
   ],
 );
 

@@ -3,6 +3,7 @@ import type { PendingQuery, Row } from "postgres";
 import { beforeAll, expect, test } from "vitest";
 import { PostgresStorage } from "../src/index.js";
 import { listDeadLettersStatement, listMessagesStatement } from "../src/queries/audit.js";
+import { attemptsAfterStatement } from "../src/queries/attempts-after.js";
 import { recentAttemptsStatement } from "../src/queries/recent-attempts.js";
 import { statsStatement } from "../src/queries/stats.js";
 import { migratedDatabase } from "./support/database.js";
@@ -97,6 +98,27 @@ test("recentAttempts reads the attempts' primary key from idFloor and the delive
   expect(recent.map((a) => a.startedAt)).toEqual(recent.map((a) => a.startedAt).sort((a, b) => a - b));
 });
 
+test("attemptsAfter reads the attempts' primary key, the open first attempts' index and the finished deliveries since its time, never the history", async () => {
+  const start = NOW - 30 * 86_400_000 + (HISTORY - 100) * 400;
+  for (const query of [
+    { after: idFloor("att", start), limit: 1000 },
+    { after: idFloor("att", start), limit: 1000, endpointId: "ep_001", outcome: "success" as const },
+    { after: idFloor("att", start), limit: 1000, type: "order.created" },
+  ]) {
+    const text = await plan(attemptsAfterStatement(db.sql, query));
+    expectNoHistoryScan(text);
+    expect(text).toContain("deliveries_endpoint_due_idx");
+    expect(text).toContain("deliveries_first_attempt_open_idx");
+    expect(text).toContain("attempts_pkey");
+  }
+  const storage = PostgresStorage({ sql: db.sql }, { migrate: false });
+  const feed = await storage.attemptsAfter!({ after: idFloor("att", start), limit: 1_000 });
+  // The first attempts of deliveries 5,900 to 6,000 (made 5 ms after their start, like the ids here),
+  // and the later attempts of 5,900, 5,910, ... 6,000, in id order.
+  expect(feed.length).toBeGreaterThanOrEqual(101);
+  expect(feed.map((a) => a.id)).toEqual(feed.map((a) => a.id).sort());
+});
+
 test("a page of dead letters walks deliveries_dead_lettered_idx, with or without filters", async () => {
   for (const query of [
     { limit: 101 },
@@ -106,6 +128,18 @@ test("a page of dead letters walks deliveries_dead_lettered_idx, with or without
     const text = await plan(listDeadLettersStatement(db.sql, query));
     expectNoHistoryScan(text);
     expect(text).toMatch(/deliveries_dead_lettered_idx|deliveries_endpoint_due_idx/);
+  }
+});
+
+test("a page of permanently failed deliveries walks deliveries_failed_idx, with or without filters", async () => {
+  for (const query of [
+    { limit: 101, status: "failed" as const },
+    { limit: 101, status: "failed" as const, after: "dlv_h0003000", endpointId: "ep_001" },
+    { limit: 101, status: "failed" as const, since: NOW - 86_400_000, until: NOW },
+  ]) {
+    const text = await plan(listDeadLettersStatement(db.sql, query));
+    expectNoHistoryScan(text);
+    expect(text).toMatch(/deliveries_failed_idx|deliveries_endpoint_due_idx/);
   }
 });
 

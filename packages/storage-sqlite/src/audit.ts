@@ -1,4 +1,5 @@
 import {
+  type AttemptFeedQuery,
   type AttemptRecord,
   type DeadLetter,
   type DeadLetterQuery,
@@ -85,17 +86,23 @@ export function auditStore(db: Db) {
     },
 
     /**
-     * Read from the `postel_dead_letter` view, newest delivery id first, past the `after` id: its
-     * partial index postel_deliveries_dead_letter is walked backwards, a page reads about `limit` rows.
+     * Newest delivery id first, past the `after` id: the status's partial index
+     * (postel_deliveries_dead_letter or postel_deliveries_failed) is walked backwards, so a page reads
+     * about `limit` rows; the status is a literal so the planner can pick that index.
      */
     async listDeadLetters(query: DeadLetterQuery): Promise<DeadLetter[]> {
+      const status = query.status === "failed" ? "failed" : "dead-lettered";
       const rows = await db.read({
-        sql: `SELECT * FROM postel_dead_letter
-          WHERE (:endpointId IS NULL OR endpoint_id = :endpointId)
-            AND (:since IS NULL OR dead_lettered_at >= :since)
-            AND (:until IS NULL OR dead_lettered_at < :until)
-            AND (:after IS NULL OR delivery_id < :after)
-          ORDER BY delivery_id DESC LIMIT :limit`,
+        sql: `SELECT d.status, d.id AS delivery_id, d.message_id, d.endpoint_id, d.webhook_id, m.type,
+            m.tenant_id, d.attempts_made, d.last_error, m.created_at AS message_created_at,
+            d.updated_at AS dead_lettered_at
+          FROM postel_deliveries d JOIN postel_messages m ON m.id = d.message_id
+          WHERE d.status = '${status}'
+            AND (:endpointId IS NULL OR d.endpoint_id = :endpointId)
+            AND (:since IS NULL OR d.updated_at >= :since)
+            AND (:until IS NULL OR d.updated_at < :until)
+            AND (:after IS NULL OR d.id < :after)
+          ORDER BY d.id DESC LIMIT :limit`,
         args: {
           endpointId: query.endpointId ?? null,
           since: query.since ?? null,
@@ -105,6 +112,7 @@ export function auditStore(db: Db) {
         },
       });
       return rows.map((row) => ({
+        status,
         deliveryId: str(row, "delivery_id"),
         messageId: str(row, "message_id"),
         endpointId: str(row, "endpoint_id"),
@@ -128,6 +136,29 @@ export function auditStore(db: Db) {
         sql: `SELECT * FROM postel_attempts WHERE id >= :floor AND started_at >= :since
           ORDER BY started_at, id LIMIT :limit`,
         args: { floor: idFloor("att", query.since), since: query.since, limit: Math.max(0, query.limit) },
+      });
+      return rows.map(toAttempt);
+    },
+
+    /**
+     * A range of the attempts' primary key from `after` (every attempt has its own row here), the
+     * filters applied in the statement, so a page never stops on another endpoint's rows.
+     */
+    async attemptsAfter(query: AttemptFeedQuery): Promise<AttemptRecord[]> {
+      const rows = await db.read({
+        sql: `SELECT a.* FROM postel_attempts a
+          WHERE a.id > :after
+            AND (:endpointId IS NULL OR a.endpoint_id = :endpointId)
+            AND (:outcome IS NULL OR a.outcome = :outcome)
+            AND (:type IS NULL OR (SELECT m.type FROM postel_messages m WHERE m.id = a.message_id) = :type)
+          ORDER BY a.id LIMIT :limit`,
+        args: {
+          after: query.after,
+          endpointId: query.endpointId ?? null,
+          outcome: query.outcome ?? null,
+          type: query.type ?? null,
+          limit: Math.max(0, query.limit),
+        },
       });
       return rows.map(toAttempt);
     },

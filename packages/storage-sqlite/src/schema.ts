@@ -84,6 +84,8 @@ export const deliveries = sqliteTable(
     index("postel_deliveries_endpoint_status").on(t.endpointId, t.status),
     index("postel_deliveries_lease_token").on(t.leaseToken).where(sql`lease_token IS NOT NULL`),
     index("postel_deliveries_dead_letter").on(t.id).where(sql`status = 'dead-lettered'`),
+    // Permanent failures, listed beside the dead letters; written only when a delivery fails for good.
+    index("postel_deliveries_failed").on(t.id).where(sql`status = 'failed'`),
   ],
 );
 

@@ -1,7 +1,8 @@
 import type { Client } from "@libsql/client";
-import type { AuditLogStore, Storage } from "@postel/core";
+import type { AuditLogStore, CredentialStore, Storage } from "@postel/core";
 import { auditStore } from "./audit.js";
 import { auditLogStore } from "./audit-log.js";
+import { credentialStore } from "./credentials.js";
 import { statsStore } from "./stats.js";
 import { deliveryQueue } from "./delivery-queue.js";
 import { endpointStore } from "./endpoints.js";
@@ -41,6 +42,8 @@ export interface SqliteStorage extends Storage<SqliteTransaction> {
   migrate(): Promise<void>;
   /** The audit log, in `postel_audit_log`. */
   readonly auditLog: AuditLogStore;
+  /** Compare-and-set rewrites of stored credentials (`credentials.reencrypt()`). */
+  readonly credentials: CredentialStore;
 }
 
 /**
@@ -70,6 +73,7 @@ export function SqliteStorage(
     ...replayStore(db),
     ...retentionStore(db),
     auditLog: auditLogStore(db),
+    credentials: credentialStore(db),
     migrate: lifecycle.migrate,
     close: lifecycle.close,
   };

@@ -1,4 +1,5 @@
 import { type Endpoint, type EndpointState, NotFoundError } from "@postel/core";
+import type { Args } from "../args.js";
 import { type Command, nextPageHint, PAGE_OPTIONS, pageLimit } from "../command.js";
 import { compact } from "../compact.js";
 import { usageError } from "../exit-codes.js";
@@ -25,7 +26,12 @@ export function printEndpoint(out: Output, endpoint: Endpoint): void {
     ["disabled because", endpoint.state === "disabled" ? endpoint.disabledReason : null],
     ["types", endpoint.types.join(", ")],
     ["tenant", endpoint.tenantId],
-    ["headers", Object.keys(endpoint.headers).join(", ") || null],
+    [
+      "headers",
+      Object.keys(endpoint.headers)
+        .map((name) => `${name}=***`)
+        .join(", ") || null,
+    ],
     ["max in flight", endpoint.maxInFlight ?? "default"],
     ["rate limit", endpoint.rateLimit === null ? "default" : `${endpoint.rateLimit}/s`],
     ["retry policy", retryPolicy === null ? "default" : describePolicy(retryPolicy)],
@@ -44,6 +50,22 @@ export function printEndpoint(out: Output, endpoint: Endpoint): void {
     ["created", formatTime(endpoint.createdAt)],
     ["updated", formatTime(endpoint.updatedAt)],
   ]);
+}
+
+/** `--types`, repeated or comma-separated, as one list (empty when not given). */
+export function typesFlag(args: Args): string[] {
+  return args.strings("types").flatMap((t) => t.split(",").map((part) => part.trim()));
+}
+
+/** `--header name=value`, repeated, as headers (empty when not given). */
+export function headerFlags(args: Args): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const header of args.strings("header")) {
+    const at = header.indexOf("=");
+    if (at <= 0) throw usageError(`--header must be name=value; got ${JSON.stringify(header)}.`);
+    headers[header.slice(0, at).trim()] = header.slice(at + 1);
+  }
+  return headers;
 }
 
 /** The error (exit 3) for an endpoint id that does not exist. */
@@ -170,13 +192,8 @@ const create: Command = {
   async run({ args, out, open }) {
     args.expectPositionals(0);
     const url = args.required("url");
-    const types = args.strings("types").flatMap((t) => t.split(",").map((part) => part.trim()));
-    const headers: Record<string, string> = {};
-    for (const header of args.strings("header")) {
-      const at = header.indexOf("=");
-      if (at <= 0) throw usageError(`--header must be name=value; got ${JSON.stringify(header)}.`);
-      headers[header.slice(0, at).trim()] = header.slice(at + 1);
-    }
+    const types = typesFlag(args);
+    const headers = headerFlags(args);
     const db = await open({ allowPrivateNetworks: args.flag("allow-private-networks") });
     const endpoint = await db.postel.outbound.endpoints.create(
       compact({

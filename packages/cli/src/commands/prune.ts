@@ -20,14 +20,20 @@ const command: Command = {
       description: "messages examined per transaction, 1 to 10000 (default 500)",
     },
     yes: { type: "boolean", description: "confirm: the deleted history is gone for good" },
+    "dry-run": {
+      type: "boolean",
+      description: "only count what would be deleted (reads every message it would take); delete nothing",
+    },
     progress: PROGRESS_OPTION,
   },
   details: [
     "Deletes finished messages (dispatched, dead-lettered, expired) with all their deliveries and",
     "attempts, then the endpoint health counters of the same age; pending and unfinished work is kept.",
     "Ctrl-C stops after the batch in progress; run it again to go on.",
-    "JSON: { messages, deliveries, attempts, healthBuckets, complete, finishedBefore }.",
-    "Example:",
+    "JSON: { messages, deliveries, attempts, healthBuckets, complete, finishedBefore }; with --dry-run,",
+    "{ dryRun: true, messages, deliveries, attempts, complete, finishedBefore } (health counters not counted).",
+    "Examples:",
+    "  postel prune --older-than 90d --dry-run",
     "  postel prune --older-than 90d --yes",
   ],
   async run({ args, out, open, now, interrupted }) {
@@ -35,30 +41,47 @@ const command: Command = {
     const olderThan = args.duration("older-than");
     if (olderThan === undefined) throw usageError('Say how old: --older-than <duration>, e.g. "90d".');
     const batchSize = args.integer("batch-size", 1, 10_000);
-    if (!args.flag("yes")) {
-      throw usageError("prune deletes history for good; add --yes to confirm.");
+    const dryRun = args.flag("dry-run");
+    if (!args.flag("yes") && !dryRun) {
+      throw usageError(
+        "prune deletes history for good; add --yes to confirm, or --dry-run to count it first.",
+      );
     }
     const finishedBefore = now() - olderThan;
+    const before = new Date(finishedBefore).toISOString();
     const stop = new AbortController();
     void interrupted.then(() => stop.abort());
-    const progress = progressReporter(out, args.flag("progress") || out.stderrIsTTY);
+    const progress = progressReporter(out, args.flag("progress") || out.stderrIsTTY, dryRun);
     const total = await (await open()).postel.outbound.prune(
-      compact({ olderThan, batchSize, signal: stop.signal, onProgress: progress }),
+      compact({ olderThan, batchSize, signal: stop.signal, onProgress: progress, dryRun }),
     );
-    if (out.json) return out.data({ ...total, finishedBefore: new Date(finishedBefore).toISOString() });
+    const early = total.complete ? "" : " Stopped early: run it again to go on.";
+    if (dryRun) {
+      const { healthBuckets: _, ...counted } = total;
+      if (out.json) return out.data({ dryRun: true, ...counted, finishedBefore: before });
+      return out.text(
+        `Would delete ${total.messages} messages (${total.deliveries} deliveries, ${total.attempts} attempts) ` +
+          `that finished before ${before}, and the endpoint health counters of that age; nothing was deleted.${early}`,
+      );
+    }
+    if (out.json) return out.data({ ...total, finishedBefore: before });
     out.text(
       `Deleted ${total.messages} messages (${total.deliveries} deliveries, ${total.attempts} attempts) and ` +
-        `${total.healthBuckets} health buckets older than ${new Date(finishedBefore).toISOString()}.` +
-        (total.complete ? "" : " Stopped early: run it again to go on."),
+        `${total.healthBuckets} health buckets older than ${before}.${early}`,
     );
   },
 };
 
-// "pruned 12000 messages, 0 health buckets".
-function progressReporter(out: Output, enabled: boolean) {
+// "pruned 12000 messages, 0 health buckets"; "counted 12000 messages" on a dry run.
+function progressReporter(out: Output, enabled: boolean, dryRun: boolean) {
   const report = progressLine(out, enabled);
   return ({ messages, healthBuckets, complete }: PruneResult) =>
-    report(`pruned ${messages} messages, ${healthBuckets} health buckets`, complete);
+    report(
+      dryRun
+        ? `counted ${messages} messages`
+        : `pruned ${messages} messages, ${healthBuckets} health buckets`,
+      complete,
+    );
 }
 
 /** `prune`. */

@@ -11,8 +11,14 @@ const REPLAYABLE: readonly DeliveryStatus[] = ["succeeded", "failed", "dead-lett
 
 const command: Command = {
   name: "replay",
-  summary: "Send finished deliveries again: by message id, or by endpoint and time range",
+  summary: "Send finished deliveries again: by delivery or message id, or by endpoint and time range",
   options: {
+    delivery: {
+      type: "string",
+      multiple: true,
+      value: "<id>",
+      description: "replay exactly this delivery, dlv_… (repeat, or comma-separate)",
+    },
     message: { type: "string", multiple: true, value: "<id>", description: "replay this message (repeat)" },
     endpoint: {
       type: "string",
@@ -33,19 +39,27 @@ const command: Command = {
     },
     limit: { type: "string", value: "<n>", description: "at most this many deliveries (default 10000)" },
     yes: { type: "boolean", description: "confirm a bulk replay (--endpoint)" },
+    "dry-run": {
+      type: "boolean",
+      description: "only count what would be replayed; change nothing (no --yes needed)",
+    },
     progress: PROGRESS_OPTION,
   },
   details: [
     "--since/--until select messages by creation time. Progress goes to stderr on a terminal.",
-    "JSON: { replayed, deliveries: [{ messageId, deliveryId, endpointId, webhookId }] }.",
+    "JSON: { replayed, deliveries: [{ messageId, deliveryId, endpointId, webhookId }] }; with --dry-run,",
+    "{ dryRun: true, wouldReplay, messages, deliveries }. A delivery still pending or held is refused (exit 2).",
     "Examples:",
+    "  postel replay --delivery dlv_01J...                       (one delivery, e.g. a dead letter)",
     "  postel replay --message msg_01J...",
     "  postel replay --message msg_01J... --endpoint ep_01J...   (that one delivery)",
+    "  postel replay --endpoint ep_01J... --since 1d --status dead-lettered --dry-run",
     "  postel replay --endpoint ep_01J... --since 1d --status dead-lettered --yes",
   ],
   async run({ args, out, open, now }) {
     args.expectPositionals(0);
-    const selection = selectionOf(args, now());
+    const dryRun = args.flag("dry-run");
+    const selection = selectionOf(args, now(), dryRun);
     const status = args.strings("status");
     for (const s of status) {
       if (!REPLAYABLE.includes(s as DeliveryStatus)) {
@@ -61,10 +75,17 @@ const command: Command = {
         status: status.length > 0 ? (status as DeliveryStatus[]) : undefined,
         limit,
         onProgress: progress,
+        dryRun,
       }),
     );
-    if (out.json) return out.data({ replayed: deliveries.length, deliveries });
     const messages = new Set(deliveries.map((d) => d.messageId)).size;
+    if (dryRun) {
+      if (out.json) return out.data({ dryRun: true, wouldReplay: deliveries.length, messages, deliveries });
+      return out.text(
+        `Would replay ${deliveries.length} deliveries (of ${messages} messages); nothing was changed.`,
+      );
+    }
+    if (out.json) return out.data({ replayed: deliveries.length, deliveries });
     out.text(
       deliveries.length === 0
         ? "Nothing to replay: no finished delivery matched."
@@ -73,21 +94,28 @@ const command: Command = {
   },
 };
 
-function selectionOf(args: Args, now: number): ReplaySelection {
+function selectionOf(args: Args, now: number, dryRun: boolean): ReplaySelection {
+  const deliveryIds = args.strings("delivery").flatMap((ids) => ids.split(",").map((id) => id.trim()));
   const messageIds = args.strings("message");
   const endpointId = args.string("endpoint");
+  if (deliveryIds.length > 0) {
+    if (messageIds.length > 0 || endpointId !== undefined) {
+      throw usageError("--delivery names the deliveries itself: leave out --message and --endpoint.");
+    }
+    return { deliveryIds: deliveryIds.filter((id) => id !== "") };
+  }
   // With both: each message's delivery to that endpoint only (one dead letter, not all of them).
   if (messageIds.length > 0) return compact({ messageIds, endpointId });
   if (endpointId === undefined) {
     throw usageError(
-      "Say what to replay: --message <id> (repeatable), or --endpoint <id> --since <time> --yes.",
+      "Say what to replay: --delivery <id> or --message <id> (repeatable), or --endpoint <id> --since <time> --yes.",
     );
   }
   const since = args.time("since", now);
   if (since === undefined) throw usageError("--endpoint needs --since (e.g. --since 1d or an ISO time).");
-  if (!args.flag("yes")) {
+  if (!args.flag("yes") && !dryRun) {
     throw usageError(
-      "A replay by endpoint sends every matching delivery again (up to --limit); add --yes to confirm.",
+      "A replay by endpoint sends every matching delivery again (up to --limit); add --yes to confirm, or --dry-run to count them first.",
     );
   }
   return compact({ endpointId, since, until: args.time("until", now) });

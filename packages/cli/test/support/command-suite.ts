@@ -296,6 +296,7 @@ export function describeCommands(name: string, createDatabase: () => Promise<Tes
       );
       expect(one.items).toEqual([
         {
+          status: "dead-lettered",
           deliveryId: expect.any(String),
           messageId: deadLettered,
           endpointId: failing.id,

@@ -10,8 +10,11 @@ export interface ReceivedRequest {
   body: Buffer;
 }
 
-/** A receiver on 127.0.0.1: `/ok` answers 200, `/fail` answers 500 with a body; it keeps every request. */
-export async function startReceiver(): Promise<{
+/**
+ * A receiver on 127.0.0.1: `/ok` answers 200, `/fail` 500 and `/bad` 400, both with `failBody`
+ * (default "boom: receiver is down"), whatever the query; it keeps every request.
+ */
+export async function startReceiver(failBody = "boom: receiver is down"): Promise<{
   url(path: string): string;
   requests: ReceivedRequest[];
   close(): Promise<void>;
@@ -22,9 +25,10 @@ export async function startReceiver(): Promise<{
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       requests.push({ path: request.url ?? "", body: Buffer.concat(chunks) });
-      const ok = request.url === "/ok";
-      response.writeHead(ok ? 200 : 500, { "content-type": "text/plain" });
-      response.end(ok ? "thanks" : "boom: receiver is down");
+      const path = (request.url ?? "").split("?")[0];
+      const ok = path === "/ok";
+      response.writeHead(ok ? 200 : path === "/bad" ? 400 : 500, { "content-type": "text/plain" });
+      response.end(ok ? "thanks" : failBody);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -135,6 +135,9 @@ export async function deliver(
     verdict.result,
     "reason" in verdict ? verdict.reason : null,
   );
+  // A receiver that echoes the request must not put the endpoint's header values in the audit trail.
+  if (attempt.responseSnippet !== null && endpoint.redactSnippet !== null)
+    attempt.responseSnippet = endpoint.redactSnippet(attempt.responseSnippet);
   const result = decide(ctx, claimed, endpoint, verdict, attempt, finishedAt, probeSlot);
   if (telemetry !== null && span !== null) telemetry.endAttempt(span, attempt, result.outcome);
   return result;

@@ -2,6 +2,8 @@ import { createSigner, type Signer } from "@postel/signing";
 import type { RetryPolicy } from "../backoff.js";
 import type { Clock } from "../clock.js";
 import type { OutboundConfig } from "../config.js";
+import { type CredentialError, unreadableReason } from "../credentials/credential-error.js";
+import { type SnippetRedactor, snippetRedactor } from "../credentials/redact-snippet.js";
 import { retryPolicyFromSpec } from "../outbound/endpoint-input.js";
 import type { AutoDisableSettings, CircuitBreakerSettings, EndpointRecord } from "../storage/records.js";
 import { compileTypeGlobs } from "../type-glob.js";
@@ -19,10 +21,16 @@ export interface CompiledEndpoint {
   signer(now: number): Signer;
   /** `content-type` and the endpoint's own headers as flat `[name, value, ...]` pairs, names lower-case. */
   headerPairs: readonly string[];
+  /** Hides the endpoint's custom header values in response snippets; null when it has none. */
+  redactSnippet: SnippetRedactor | null;
+  /** Why its credentials could not be decrypted (it is not delivered to meanwhile), or null. */
+  unreadable: CredentialError | null;
 }
 
 /** How long delivery may use a cached endpoint list before asking storage whether it changed. */
 const REVALIDATE_MS = 1_000;
+/** How soon an endpoint whose credentials could not be decrypted is read again (a KMS back, a key added). */
+const UNREADABLE_RETRY_MS = 30_000;
 
 /**
  * Caches compiled endpoints, keyed on storage's `endpointsRevision`, so neither fan-out nor delivery
@@ -34,6 +42,7 @@ export class EndpointCache {
   #checkedAt = Number.NEGATIVE_INFINITY;
   #endpoints = new Map<string, CompiledEndpoint>();
   #loading: Promise<void> | null = null;
+  #rereadAt = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly config: OutboundConfig,
@@ -71,7 +80,7 @@ export class EndpointCache {
     const { storage } = this.config;
     const revision = await storage.endpointsRevision();
     this.#checkedAt = this.clock.now();
-    if (revision === this.#revision) return;
+    if (revision === this.#revision && this.#checkedAt < this.#rereadAt) return;
     const records = await storage.allEndpoints();
     const previous = this.#endpoints;
     const next = new Map<string, CompiledEndpoint>();
@@ -87,6 +96,8 @@ export class EndpointCache {
     }
     this.#endpoints = next;
     this.#revision = revision;
+    const unreadable = records.some((record) => unreadableReason(record) !== null);
+    this.#rereadAt = unreadable ? this.#checkedAt + UNREADABLE_RETRY_MS : Number.POSITIVE_INFINITY;
   }
 
   #compile(record: EndpointRecord): CompiledEndpoint {
@@ -102,6 +113,8 @@ export class EndpointCache {
       autoDisable: config.autoDisable ? (record.autoDisable ?? config.autoDisable) : record.autoDisable,
       limits: limitsOf(record, config),
       headerPairs: headerPairsOf(record),
+      redactSnippet: snippetRedactor(record.headers),
+      unreadable: unreadableReason(record),
       signer(now) {
         if (cached === null || now >= cached.validUntil) cached = buildSigner(record, now);
         return cached.signer;

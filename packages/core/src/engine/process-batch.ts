@@ -101,6 +101,12 @@ export type Plan =
   | { kind: "send"; claimed: ClaimedDelivery; endpoint: CompiledEndpoint; probeSlot: number | null }
   | { kind: "skip"; claimed: ClaimedDelivery; outcome: DeliveryOutcome };
 
+/**
+ * How long a delivery waits when its endpoint's credentials cannot be decrypted (a key missing, a KMS
+ * away): it is never sent unsigned or with a wrong value, and it spends no retry meanwhile.
+ */
+const UNREADABLE_DEFER_MS = 60_000;
+
 /** Decides, before any request, which deliveries are sent, and which are expired, held or deferred. */
 async function plan(
   ctx: BatchContext,
@@ -110,6 +116,7 @@ async function plan(
   const now = ctx.clock.now();
   const probeSlots = new Map<string, { slot: number; retryAt: number; won: boolean; taken: boolean }>();
   const plans: Plan[] = [];
+  const reported = new Set<string>();
   for (const claimed of batch) {
     const skip = (transition: DeliveryTransition): Plan => ({
       kind: "skip",
@@ -121,7 +128,16 @@ async function plan(
     if (!endpoint) plans.push(skip({ kind: "cancelled" }));
     else if (expiresAt !== null && now >= expiresAt) plans.push(skip({ kind: "expired" }));
     else if (endpoint.record.state === "disabled") plans.push(skip({ kind: "held" }));
-    else if (endpoint.record.state === "circuit-open") {
+    else if (endpoint.unreadable !== null) {
+      if (!reported.has(endpoint.record.id)) {
+        reported.add(endpoint.record.id);
+        ctx.events.emit("error", {
+          error: endpoint.unreadable,
+          context: "reading an endpoint's credentials",
+        });
+      }
+      plans.push(skip({ kind: "deferred", nextAttemptAt: now + UNREADABLE_DEFER_MS }));
+    } else if (endpoint.record.state === "circuit-open") {
       const openUntil = endpoint.record.circuitOpenUntil ?? 0;
       if (now < openUntil) {
         plans.push(skip({ kind: "deferred", nextAttemptAt: openUntil }));

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { OutboundConfig } from "../config.js";
 import type { DeadLetter } from "../storage/records.js";
+import type { FailureStatus } from "../storage/storage.js";
 import {
   cursorSchema,
   decodeCursor,
@@ -26,7 +27,10 @@ export interface ListDeadLettersOptions {
   cursor?: string | undefined;
 }
 
-/** `postel.outbound.deadLetters`: deliveries that used up their retries. */
+/**
+ * `postel.outbound.deadLetters`: deliveries that used up their retries; `postel.outbound.failed`:
+ * deliveries that failed permanently. Each item's `status` says which.
+ */
 export interface DeadLettersApi {
   /**
    * Dead-lettered deliveries (the `dead_letter` view), newest delivery first, one page at a time:
@@ -48,18 +52,27 @@ const ListDeadLettersSchema = v.strictObject({
   cursor: cursorSchema,
 });
 
-/** Builds `postel.outbound.deadLetters`. */
-export function createDeadLettersApi(config: OutboundConfig): DeadLettersApi {
+/**
+ * Builds `postel.outbound.deadLetters` (retries used up) or, with `"failed"`, `postel.outbound.failed`
+ * (permanent failures: a non-retryable 4xx such as 410, a forbidden address). Both list alike and
+ * replay alike (`replay({ ..., status: ["failed"] })`); a cursor of one list is refused by the other.
+ */
+export function createDeadLettersApi(
+  config: OutboundConfig,
+  status: FailureStatus = "dead-lettered",
+): DeadLettersApi {
+  const name = status === "failed" ? "failed" : "deadLetters";
+  const kind = status === "failed" ? "failed" : "dead-letters";
   return {
     async list(options) {
-      const call = "deadLetters.list()";
+      const call = `${name}.list()`;
       const { cursor, limit, ...filters } = parseOptions(ListDeadLettersSchema, options, call);
-      const after = decodeCursor(cursor, "dead-letters", call);
-      const rows = await config.storage.listDeadLetters({ ...filters, limit: limit + 1, after });
+      const after = decodeCursor(cursor, kind, call);
+      const rows = await config.storage.listDeadLetters({ ...filters, status, limit: limit + 1, after });
       return toPage(
         rows,
         limit,
-        "dead-letters",
+        kind,
         (row) => row.deliveryId,
         (row) => row,
       );

@@ -3,6 +3,7 @@ import * as v from "valibot";
 import type { Clock } from "../clock.js";
 import type { OutboundConfig } from "../config.js";
 import { type Duration, toMs } from "../duration.js";
+import { assertReadable } from "../credentials/credential-error.js";
 import { InvalidInputError, NotFoundError, PostelError } from "../errors.js";
 import { compileTypeGlobs, isValidEventType } from "../type-glob.js";
 import { assertEndpointUrlAllowed } from "../http/network-policy.js";
@@ -213,6 +214,7 @@ export function createEndpointsApi({
     },
     async secret(id) {
       const endpoint = await mustGet(id);
+      assertReadable(endpoint);
       return endpoint.secrets[0]!.secret;
     },
     async forType(type, options = {}) {
@@ -245,8 +247,12 @@ function newSecret(config: OutboundConfig): string {
   return config.algorithm === "v1a" ? generateKeyPair().privateKey : generateSecret();
 }
 
-/** The API view of an endpoint record: everything but its secrets. */
+/**
+ * The API view of an endpoint record: everything but its secrets. Throws `CREDENTIAL_DECRYPT_FAILED`
+ * for a record whose credentials could not be decrypted (its headers would be missing).
+ */
 export function publicEndpoint(record: EndpointRecord): Endpoint {
+  assertReadable(record);
   const { secrets: _secrets, ...endpoint } = record;
   return endpoint;
 }

@@ -18,6 +18,12 @@ export interface PruneOptions {
   signal?: AbortSignal;
   /** Called after every batch with the totals so far (`complete` true on the last call of a whole pass). */
   onProgress?: (progress: PruneResult) => void;
+  /**
+   * Delete nothing: count what the pass would delete now (messages, deliveries, attempts), reading
+   * `batchSize` messages at a time, each one's deliveries and attempts. `healthBuckets` is not
+   * counted (0): no storage read returns the buckets. Slower than deleting: for a count beforehand.
+   */
+  dryRun?: boolean;
 }
 
 /** What a prune pass deleted. */
@@ -88,6 +94,38 @@ export async function runPrunePass(
   }
 }
 
+/**
+ * What `runPrunePass` would delete, read and left in place: the messages `pruneFinished` would take
+ * (finished before `pass.finishedBefore`, none of their deliveries pending or held), with all their
+ * deliveries and attempts. Health buckets are not counted.
+ */
+async function countPrunePass(storage: Storage<unknown>, pass: PrunePass): Promise<PruneResult> {
+  const result: PruneResult = { messages: 0, deliveries: 0, attempts: 0, healthBuckets: 0, complete: false };
+  let after: string | undefined;
+  for (let batches = 0; ; batches++) {
+    if (pass.signal?.aborted || batches >= (pass.maxBatches ?? Number.POSITIVE_INFINITY)) return result;
+    // Created before then too (a message finishes after it is created), newest first.
+    const page = await storage.listMessages({ limit: pass.batchSize, after, until: pass.finishedBefore });
+    for (const message of page) {
+      if (
+        message.status === "pending" ||
+        (message.finishedAt ?? pass.finishedBefore) >= pass.finishedBefore
+      ) {
+        continue;
+      }
+      const deliveries = await storage.listDeliveries(message.id);
+      if (deliveries.some((d) => d.status === "pending" || d.status === "held")) continue;
+      result.messages += 1;
+      result.deliveries += deliveries.length;
+      result.attempts += (await storage.listAttempts(message.id)).length;
+    }
+    result.complete = page.length < pass.batchSize;
+    pass.onProgress?.({ ...result });
+    if (result.complete) return result;
+    after = page[page.length - 1]!.id;
+  }
+}
+
 const PruneOptionsSchema = v.strictObject({
   olderThan: v.optional(v.unknown()),
   batchSize: v.optional(PruneBatchSizeSchema),
@@ -99,6 +137,7 @@ const PruneOptionsSchema = v.strictObject({
   ),
   signal: v.optional(v.instance(AbortSignal, "must be an AbortSignal")),
   onProgress: v.optional(v.function("must be a function")),
+  dryRun: v.optional(v.boolean("must be true or false")),
 });
 
 /**
@@ -130,11 +169,12 @@ export async function prune(
     );
   }
   const ageMs = olderThan === undefined ? retention!.maxAgeMs : toMs(olderThan, "prune() olderThan");
-  return runPrunePass(storage, deps.clock, {
+  const pass: PrunePass = {
     finishedBefore: deps.clock.now() - ageMs,
     batchSize: options.batchSize ?? retention?.batchSize ?? DEFAULT_PRUNE_BATCH,
     maxBatches: options.maxBatches,
     signal: options.signal,
     onProgress: options.onProgress,
-  });
+  };
+  return options.dryRun ? countPrunePass(storage, pass) : runPrunePass(storage, deps.clock, pass);
 }

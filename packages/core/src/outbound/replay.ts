@@ -1,17 +1,22 @@
 import type { Clock } from "../clock.js";
 import type { OutboundConfig } from "../config.js";
 import { InvalidInputError, NotFoundError } from "../errors.js";
-import type { IdGenerator } from "../ids.js";
+import { type IdGenerator, idTime } from "../ids.js";
 import type { DeliveryRecord, DeliveryStatus } from "../storage/records.js";
+import type { Storage } from "../storage/storage.js";
 import { toMessage } from "./messages.js";
 import { isLookupId } from "./lookup-id.js";
 import { quote } from "./quote.js";
 import type { Message } from "./types.js";
 
-/** Which messages to replay: one id, many ids, an endpoint over a time range, or a predicate. */
+/**
+ * What to replay: one message id, many, an endpoint over a time range, a predicate, or deliveries by
+ * their own ids (`dlv_…`, as `messages.deliveries()` and the dead letters show them).
+ */
 export type ReplaySelection =
   | { messageId: string; endpointId?: string | undefined }
   | { messageIds: string[]; endpointId?: string | undefined }
+  | { deliveryIds: string[] }
   | { endpointId: string; since: Date | number; until?: Date | number }
   | { filter: (message: Message) => boolean; since?: Date | number; until?: Date | number };
 
@@ -90,6 +95,8 @@ export async function replay(
     const { endpointId } = selection;
     candidates = await storage.findReplayable({ messageIds: ids, endpointId, statuses }, limit);
     if (endpointId !== undefined) candidates = candidates.filter((d) => d.endpointId === endpointId);
+  } else if ("deliveryIds" in selection) {
+    candidates = await byDeliveryIds(storage, selection.deliveryIds);
   } else if ("endpointId" in selection && selection.endpointId !== undefined) {
     if (!isLookupId(selection.endpointId) || !(await storage.getEndpoint(selection.endpointId))) {
       throw new NotFoundError(
@@ -108,7 +115,7 @@ export async function replay(
   } else {
     throw new InvalidInputError(
       "INVALID_ARGUMENT",
-      "replay() takes { messageId }, { messageIds }, { endpointId, since, until? } or { filter }.",
+      "replay() takes { messageId }, { messageIds }, { deliveryIds }, { endpointId, since, until? } or { filter }.",
     );
   }
   // Storages filter by status before their limit; filtering again keeps one that ignores it exact.
@@ -144,6 +151,78 @@ export async function replay(
       webhookId: resets[i]!.webhookId,
     }))
     .filter((d) => reset.has(d.deliveryId));
+}
+
+// Each delivery, once, found before anything is reset: a typed error for an id that names none, or
+// one still at work (or cancelled) that replay cannot reset.
+async function byDeliveryIds(storage: Storage<unknown>, ids: unknown): Promise<DeliveryRecord[]> {
+  if (!Array.isArray(ids) || ids.length === 0) {
+    throw new InvalidInputError(
+      "INVALID_ARGUMENT",
+      'replay({ deliveryIds }) takes a non-empty array of delivery ids, e.g. ["dlv_01j…"].',
+    );
+  }
+  const found: DeliveryRecord[] = [];
+  for (const id of new Set<unknown>(ids)) {
+    const delivery = await findDelivery(storage, id);
+    if (delivery === null) {
+      throw new NotFoundError(
+        "DELIVERY_NOT_FOUND",
+        `No delivery with id ${quote(id)}; nothing was replayed. A message's deliveries are listed by messages.deliveries(id).`,
+      );
+    }
+    if (delivery.status === "pending" || delivery.status === "held") {
+      throw new InvalidInputError(
+        "DELIVERY_NOT_FINISHED",
+        `Delivery ${quote(id)} is still ${delivery.status === "held" ? "held (its endpoint is disabled)" : "pending (waiting for an attempt or a retry)"}: only finished deliveries can be replayed; nothing was replayed.`,
+      );
+    }
+    if (delivery.status === "cancelled") {
+      throw new InvalidInputError(
+        "DELIVERY_NOT_REPLAYABLE",
+        `Delivery ${quote(id)} was cancelled when its endpoint was deleted: it cannot be replayed; nothing was replayed.`,
+      );
+    }
+    found.push(delivery);
+  }
+  return found;
+}
+
+// How far a message's creation time may be ahead of its delivery's (instances' clocks differ), and
+// how far back the fan-out's own clock may step.
+const CLOCK_SKEW_MS = 60_000;
+const FANOUT_SKEW_MS = 1_000;
+// Pages of messages fanned out before a delivery was made, one after the other, after which its
+// message is taken to be older than any still to come.
+const EARLIER_PAGES = 4;
+
+/**
+ * The delivery with this id, read through its message (storage reads deliveries by message): a
+ * delivery is made when its message is fanned out, after the message was created and, by the same
+ * clock, before the message's `fannedOutAt` is set; its time-sortable id says when. So the messages
+ * created up to then are walked newest first, looking into those fanned out since, until a few
+ * pages in a row were all fanned out before it (fan-out takes messages oldest first). Usually one page.
+ */
+async function findDelivery(storage: Storage<unknown>, id: unknown): Promise<DeliveryRecord | null> {
+  const madeAt = typeof id === "string" && isLookupId(id) && id.startsWith("dlv_") ? idTime(id) : null;
+  if (madeAt === null) return null;
+  let after: string | undefined;
+  for (let earlier = 0; earlier < EARLIER_PAGES; ) {
+    const page = await storage.listMessages({ limit: PAGE, after, until: madeAt + CLOCK_SKEW_MS });
+    const since = page.filter((m) => m.fannedOutAt === null || m.fannedOutAt >= madeAt - FANOUT_SKEW_MS);
+    // Its own message was fanned out within milliseconds of making it: look there first.
+    const candidates = since
+      .filter((m) => m.fannedOutAt !== null)
+      .sort((a, b) => a.fannedOutAt! - b.fannedOutAt!);
+    for (const message of candidates) {
+      const delivery = (await storage.listDeliveries(message.id)).find((d) => d.id === id);
+      if (delivery !== undefined) return delivery;
+    }
+    if (page.length < PAGE) return null;
+    earlier = since.length === 0 ? earlier + 1 : 0;
+    after = page[page.length - 1]!.id;
+  }
+  return null;
 }
 
 async function byPredicate(

@@ -3,6 +3,7 @@ import type { Clock } from "../clock.js";
 import type { OutboundConfig } from "../config.js";
 import { type Duration, parseDuration } from "../duration.js";
 import type { EndpointState } from "../storage/records.js";
+import type { DeliveryCounts } from "../storage/storage.js";
 import { filterTextSchema, parseOptions } from "./page.js";
 
 /** Options of `stats`. */
@@ -15,7 +16,24 @@ export interface StatsOptions {
    * no endpoint yet). Reads only its rows, so a page about one endpoint stays cheap beside many.
    */
   endpointId?: string | undefined;
+  /**
+   * Count every row. By default each count stops at `STATS_COUNT_CAP` (`STATS_ENDPOINT_COUNT_CAP` for
+   * one endpoint), so the call costs the same beside a backlog of a million deliveries as beside an
+   * empty queue, exactly when everyone watches; `capped` then says whether a count stopped. Exact
+   * counts read every pending, held, dead-lettered and failed row: for scripts, not for dashboards.
+   */
+  exact?: boolean | undefined;
 }
+
+/**
+ * Where `stats()` stops counting, per endpoint and count (see `StatsOptions.exact`): a dashboard that
+ * shows "1,000+" due says what an operator needs, and reading a million index entries every 2 s per
+ * open tab during an outage does not. Counters kept on every transition would cost a write on every
+ * delivery (the hot path), so the cap is the cheaper way to a bounded read.
+ */
+export const STATS_COUNT_CAP = 1_000;
+/** Where `stats({ endpointId })` stops counting: one endpoint's rows alone are read, so more of them. */
+export const STATS_ENDPOINT_COUNT_CAP = 10_000;
 
 /** Attempts over a window and the share of them that failed (null when there was none). */
 export interface AttemptTotals {
@@ -36,6 +54,8 @@ export interface EndpointStats {
   scheduled: number;
   held: number;
   deadLetters: number;
+  /** Deliveries that failed permanently (a non-retryable 4xx such as 410, a forbidden address). */
+  failed: number;
   attempts: number;
   failures: number;
   failureRate: number | null;
@@ -62,6 +82,12 @@ export interface OutboundStats {
   };
   /** Deliveries currently dead-lettered (of every endpoint, deleted ones included). */
   deadLetters: number;
+  /** Deliveries that failed permanently (of every endpoint, deleted ones included). */
+  failed: number;
+  /** Where each count stopped (null with `exact`): a count that reached it means at least that many. */
+  countCap: number | null;
+  /** Whether a count reached `countCap`: the backlog totals, dead letters and failed are lower bounds. */
+  capped: boolean;
   /** Attempts over the window, to every live endpoint. */
   attempts: AttemptTotals;
   /** Every live endpoint, oldest first. */
@@ -80,6 +106,7 @@ const StatsSchema = v.strictObject({
     "1h",
   ),
   endpointId: v.optional(filterTextSchema),
+  exact: v.optional(v.boolean(), false),
 });
 
 /**
@@ -92,13 +119,22 @@ export async function stats(
   deps: { config: OutboundConfig; clock: Clock },
   options?: StatsOptions,
 ): Promise<OutboundStats> {
-  const { window: windowMs, endpointId } = parseOptions(StatsSchema, options, "stats()");
+  const { window: windowMs, endpointId, exact } = parseOptions(StatsSchema, options, "stats()");
   const at = deps.clock.now();
+  const countCap = exact ? null : endpointId === undefined ? STATS_COUNT_CAP : STATS_ENDPOINT_COUNT_CAP;
   const { totals, unfanned, endpoints } = await deps.config.storage.stats({
     now: at,
     since: at - windowMs,
     endpointId,
+    countCap: countCap ?? undefined,
   });
+  const reached = (c: DeliveryCounts) =>
+    countCap !== null &&
+    (c.due >= countCap ||
+      c.inFlight + c.scheduled >= countCap ||
+      c.held >= countCap ||
+      c.deadLetters >= countCap ||
+      c.failed >= countCap);
   const attempts = { total: 0, failures: 0 };
   for (const endpoint of endpoints) {
     attempts.total += endpoint.attempts;
@@ -116,6 +152,10 @@ export async function stats(
       unfanned,
     },
     deadLetters: totals.deadLetters,
+    failed: totals.failed,
+    countCap,
+    // (A deleted endpoint's dead letters are summed into the totals, capped alike, but not listed.)
+    capped: endpoints.some(reached) || (countCap !== null && unfanned >= countCap),
     attempts: { ...attempts, failureRate: rate(attempts.failures, attempts.total) },
     endpoints: endpoints.map((endpoint) => ({
       ...endpoint,

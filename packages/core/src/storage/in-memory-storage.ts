@@ -1,5 +1,6 @@
 import { MemoryAudit } from "./in-memory/audit.js";
 import { memoryAuditLog } from "./in-memory/audit-log.js";
+import { memoryCredentials } from "./in-memory/credentials.js";
 import { MemoryDeliveryQueue } from "./in-memory/delivery-queue.js";
 import { MemoryEndpoints } from "./in-memory/endpoints.js";
 import { type InMemoryTransaction, MemoryOutbox } from "./in-memory/outbox.js";
@@ -7,7 +8,7 @@ import { MemoryReplay } from "./in-memory/replay.js";
 import { MemoryRetention } from "./in-memory/retention.js";
 import { MemoryState } from "./in-memory/state.js";
 import { memoryStats } from "./in-memory/stats.js";
-import type { AuditLogStore, Storage } from "./storage.js";
+import type { AuditLogStore, CredentialStore, Storage } from "./storage.js";
 
 export type { InMemoryTransaction } from "./in-memory/outbox.js";
 
@@ -22,6 +23,8 @@ export interface InMemoryStorage extends Storage<InMemoryTransaction> {
   readonly name: "memory";
   /** The audit log, always present in memory. */
   readonly auditLog: AuditLogStore;
+  /** Credential rewrites (`credentials.reencrypt()`), always present in memory. */
+  readonly credentials: CredentialStore;
   /**
    * Run `fn` as a transaction: messages it enqueues with `{ tx }` become visible when `fn` resolves
    * and are discarded when it throws (the error propagates). Stands in for a database transaction.
@@ -86,6 +89,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
     listAttempts: (messageId) => audit.listAttempts(messageId),
     listDeadLetters: (query) => audit.listDeadLetters(query),
     recentAttempts: (query) => audit.recentAttempts(query),
+    attemptsAfter: (query) => audit.attemptsAfter(query),
     stats: async (query) => memoryStats(state, query),
     countDeliveries: (endpointId) => audit.countDeliveries(endpointId),
     findReplayable: (selector, limit) => replay.findReplayable(selector, limit),
@@ -93,6 +97,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
     pruneFinished: (request) => retention.pruneFinished(request),
     pruneHealth: async (request) => retention.pruneHealth(request),
     auditLog: memoryAuditLog(state),
+    credentials: memoryCredentials(state),
     subscribe: async (onWake) => {
       listeners.add(onWake);
       return async () => {

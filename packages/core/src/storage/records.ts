@@ -141,6 +141,8 @@ export interface ClaimedDelivery {
  * a replay.
  */
 export interface DeadLetter {
+  /** `dead-lettered` (retries used up) or `failed` (a permanent failure). */
+  status: "dead-lettered" | "failed";
   deliveryId: string;
   messageId: string;
   endpointId: string;
@@ -154,7 +156,7 @@ export interface DeadLetter {
   lastError: string | null;
   /** When the message was created. */
   createdAt: number;
-  /** When the delivery was dead-lettered (its `updatedAt`). */
+  /** When the delivery was dead-lettered or failed (its `updatedAt`). */
   deadLetteredAt: number;
 }
 

@@ -1,4 +1,5 @@
 import type {
+  AttemptOutcome,
   AttemptRecord,
   ClaimedDelivery,
   DeadLetter,
@@ -15,6 +16,9 @@ import type {
   NewDelivery,
   NewMessage,
 } from "./records.js";
+import type { CredentialStore } from "./credentials-store.js";
+
+export type { CredentialStore, StoredCredentials } from "./credentials-store.js";
 
 /**
  * Health counters are kept in fixed buckets of this many milliseconds (bucket start =
@@ -196,6 +200,11 @@ export interface EndpointQuery extends PageRequest {
  * (a delivery id) selects the dead letters with smaller ids.
  */
 export interface DeadLetterQuery extends PageRequest {
+  /**
+   * Which ended-in-failure deliveries: `dead-lettered` (retries used up; the default) or `failed` (a
+   * permanent failure: a non-retryable 4xx such as 410, or a forbidden address).
+   */
+  status?: FailureStatus | undefined;
   endpointId?: string | undefined;
   /** deadLetteredAt >= since */
   since?: number | undefined;
@@ -203,10 +212,28 @@ export interface DeadLetterQuery extends PageRequest {
   until?: number | undefined;
 }
 
+/** The terminal statuses of a delivery that ended in failure, listed by `listDeadLetters`. */
+export type FailureStatus = "dead-lettered" | "failed";
+
 /** What `recentAttempts` returns: attempts that started at or after `since`, oldest first, at most `limit`. */
 export interface RecentAttemptsQuery {
   since: number;
   limit: number;
+}
+
+/**
+ * Filter of `attemptsAfter`: attempts with ids above `after`, in id order, the filters applied before
+ * the limit (so a quiet endpoint beside a busy one is found, never cut off by the busy one's rows).
+ */
+export interface AttemptFeedQuery {
+  /** The id of the last attempt already read (exclusive); `idFloor("att", time)` starts at a time. */
+  after: string;
+  limit: number;
+  /** Only this endpoint's attempts (deleted or not). */
+  endpointId?: string | undefined;
+  outcome?: AttemptOutcome | undefined;
+  /** Only attempts of messages of this event type (exact). */
+  type?: string | undefined;
 }
 
 /** What `stats` counts: the queue as it stands at `now`, and health buckets starting at or after `since`. */
@@ -215,6 +242,14 @@ export interface StatsQuery {
   since: number;
   /** Only this endpoint (deleted or not): its line alone, totals of its work, its rows alone read. */
   endpointId?: string | undefined;
+  /**
+   * Stop counting at this many, so a backlog of millions costs what this many rows cost: per
+   * endpoint, `due`, `held`, `deadLetters` and `failed` each stop at `countCap`, and `inFlight` and
+   * `scheduled` each stop at it or together (then earliest `nextAttemptAt` first, so live leases,
+   * which expire soon, are counted before retries that wait); `unfanned` stops at it too. A count that reaches the
+   * cap means "at least". Absent: exact counts.
+   */
+  countCap?: number | undefined;
 }
 
 /** One endpoint's work, by state, at the time of a `stats` call. */
@@ -229,6 +264,8 @@ export interface DeliveryCounts {
   held: number;
   /** `dead-lettered`. */
   deadLetters: number;
+  /** `failed`: a permanent failure (non-retryable 4xx, forbidden address). */
+  failed: number;
 }
 
 /** One live endpoint in `StorageStats`. */
@@ -274,6 +311,7 @@ export function statsOfEndpoints(endpoints: readonly EndpointStatsSource[], unfa
     scheduled: 0,
     held: 0,
     deadLetters: 0,
+    failed: 0,
     oldestDueAt: null,
   };
   const live: EndpointStatsRow[] = [];
@@ -283,6 +321,7 @@ export function statsOfEndpoints(endpoints: readonly EndpointStatsSource[], unfa
     totals.scheduled += row.scheduled;
     totals.held += row.held;
     totals.deadLetters += row.deadLetters;
+    totals.failed += row.failed;
     if (oldestDueAt !== null) totals.oldestDueAt = Math.min(totals.oldestDueAt ?? oldestDueAt, oldestDueAt);
     if (isLive) live.push(row);
   }
@@ -458,9 +497,10 @@ export interface AuditStore {
   /** Every attempt of a message (all its deliveries), in order of `startedAt`, then `attemptNumber`. */
   listAttempts(messageId: string): Promise<AttemptRecord[]>;
   /**
-   * Dead-lettered deliveries (the `dead_letter` view) with their message's type and tenant, newest
-   * first by delivery id, optionally for one endpoint (deleted ones included) and a range of
-   * `deadLetteredAt` (the delivery's `updatedAt`).
+   * Dead-lettered deliveries (the `dead_letter` view), or with `status: "failed"` the permanently
+   * failed ones, with their message's type and tenant, newest first by delivery id, optionally for
+   * one endpoint (deleted ones included) and a range of `deadLetteredAt` (the delivery's
+   * `updatedAt`). A page costs the rows it returns: each status has a partial index of its own.
    */
   listDeadLetters(query: DeadLetterQuery): Promise<DeadLetter[]>;
   /**
@@ -473,6 +513,16 @@ export interface AuditStore {
    * time of a reset, all later), unless a worker made an attempt after its lease had expired.
    */
   recentAttempts(query: RecentAttemptsQuery): Promise<AttemptRecord[]>;
+  /**
+   * Attempts (of every delivery) with ids above `query.after`, lowest id first, at most `limit`, the
+   * filters applied before the limit: a feed to follow, as `postel tail` does. Its cost may grow with
+   * the attempts made since the time in `after` (see `idTime`) and the live work, never with older
+   * history. An attempt's id is made when its response arrives and the attempt becomes visible when
+   * its outcome commits, a little later: a reader that must see every attempt asks again from a
+   * little before the last id it read and skips the ids it has. Optional: without it `postel tail`
+   * falls back to `recentAttempts`, which cannot keep up with a busy drain.
+   */
+  attemptsAfter?(query: AttemptFeedQuery): Promise<AttemptRecord[]>;
   /** The queue by state, per endpoint and in total, and each endpoint's health since `query.since`. */
   stats(query: StatsQuery): Promise<StorageStats>;
   /**
@@ -670,6 +720,12 @@ export interface Storage<Tx = never>
    * `@postel/storage-sqlite` have it; `runStorageConformance` checks it when present.
    */
   readonly auditLog?: AuditLogStore;
+  /**
+   * Compare-and-set rewrites of stored credentials, an optional capability:
+   * `postel.outbound.credentials.reencrypt()` needs it (`CREDENTIAL_REWRITE_UNSUPPORTED` without it).
+   * `InMemoryStorage`, `@postel/storage-postgres` and `@postel/storage-sqlite` have it.
+   */
+  readonly credentials?: CredentialStore;
 }
 
 /** The transaction handle type of a storage (what `send(event, { tx })` accepts). */

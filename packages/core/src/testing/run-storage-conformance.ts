@@ -6,6 +6,7 @@ import { ConfigurationError } from "../errors.js";
 import type { Storage, TransactionOf } from "../storage/storage.js";
 import { auditTests } from "./conformance/audit.js";
 import { auditLogTests } from "./conformance/audit-log.js";
+import { credentialTests } from "./conformance/credentials.js";
 import { CONFORMANCE_GROUPS, type ConformanceContext, type ConformanceGroup } from "./conformance/context.js";
 import { deliveryQueueTests } from "./conformance/delivery-queue.js";
 import { endpointTests } from "./conformance/endpoints.js";
@@ -118,5 +119,6 @@ export function runStorageConformance<S extends Storage<never>>(options: Storage
     traceContextTests(context);
     testEventTests(context);
     auditLogTests(context);
+    credentialTests(context);
   });
 }

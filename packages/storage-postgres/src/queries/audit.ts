@@ -87,12 +87,14 @@ export async function listAttempts(sql: Sql, messageId: string): Promise<Attempt
 export function listDeadLettersStatement(sql: Sql, query: DeadLetterQuery) {
   const empty = sql``;
   return sql<RawRow[]>`
-    SELECT d.id AS delivery_id, d.message_id, d.endpoint_id, d.webhook_id, m.type AS event_type, m.tenant_id,
+    SELECT d.status, d.id AS delivery_id, d.message_id, d.endpoint_id, d.webhook_id, m.type AS event_type, m.tenant_id,
       d.attempts_made, d.last_error, m.created_at AS message_created_at, d.updated_at AS dead_lettered_at
     FROM (
-      SELECT d.id, d.message_id, d.endpoint_id, d.webhook_id, d.attempts_made, d.last_error, d.updated_at
+      SELECT d.status, d.id, d.message_id, d.endpoint_id, d.webhook_id, d.attempts_made, d.last_error, d.updated_at
       FROM postel.deliveries d
-      WHERE d.status = 'dead-lettered'
+      -- A literal, not a parameter: each status has its own partial index, which a generic plan of a
+      -- parameter could not pick.
+      WHERE d.status = ${sql.unsafe(query.status === "failed" ? "'failed'" : "'dead-lettered'")}
         ${query.endpointId !== undefined ? sql`AND d.endpoint_id = ${query.endpointId}` : empty}
         ${query.since !== undefined ? sql`AND d.updated_at >= ${epochMs(query.since)}::bigint` : empty}
         ${query.until !== undefined ? sql`AND d.updated_at < ${epochMs(query.until)}::bigint` : empty}
@@ -106,10 +108,11 @@ export function listDeadLettersStatement(sql: Sql, query: DeadLetterQuery) {
     ORDER BY d.id DESC`;
 }
 
-/** Dead-lettered deliveries with their message's type and tenant, newest delivery first, past the `after` id. */
+/** Dead-lettered (or failed) deliveries with their message's type and tenant, newest delivery first, past the `after` id. */
 export async function listDeadLetters(sql: Sql, query: DeadLetterQuery): Promise<DeadLetter[]> {
   const rows = await listDeadLettersStatement(sql, query);
   return rows.map((row) => ({
+    status: row["status"] === "failed" ? "failed" : "dead-lettered",
     deliveryId: String(row["delivery_id"]),
     messageId: String(row["message_id"]),
     endpointId: String(row["endpoint_id"]),

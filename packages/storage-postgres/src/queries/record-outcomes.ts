@@ -96,7 +96,10 @@ export async function recordOutcomes(
       ), changed AS (
         UPDATE postel.deliveries d SET
           status = i.status,
-          next_attempt_at = COALESCE(i.next_attempt_at, d.next_attempt_at),
+          -- A finished delivery keeps when it finished (not its lease expiry): attemptsAfter reads the
+          -- ones finished since a time by it.
+          next_attempt_at = CASE WHEN i.status IN ${sql.unsafe(TERMINAL)} THEN ${now}::bigint
+            ELSE COALESCE(i.next_attempt_at, d.next_attempt_at) END,
           retries_used = COALESCE(i.retries_used, d.retries_used),
           attempts_made = d.attempts_made + (i.attempt_id IS NOT NULL)::int,
           lease_token = NULL,

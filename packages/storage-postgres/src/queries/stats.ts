@@ -12,31 +12,49 @@ import { epochMs, type RawRow } from "../internal/rows.js";
 /**
  * The statement of `stats` (exported for the plan tests): one row. Every count is per endpoint (every
  * endpoint row, deleted ones too, so the totals include their dead letters), each a range of
- * deliveries_endpoint_due_idx (endpoint, status) that holds only that endpoint's pending, held or
- * dead-lettered rows, never its finished history; attempts come from the endpoint's health buckets
- * (primary key range), un-fanned messages from messages_fanout_due_idx.
+ * deliveries_endpoint_due_idx (endpoint, status) that holds only that endpoint's pending, held,
+ * dead-lettered or failed rows, never its succeeded history, and each stops at `countCap` (a LIMIT
+ * inside the count), so a backlog of a million rows reads at most the cap of them; attempts come from
+ * the endpoint's health buckets (primary key range), un-fanned messages from messages_fanout_due_idx.
  */
 export function statsStatement(sql: Sql | TransactionSql, query: StatsQuery) {
   const now = epochMs(query.now);
+  // Without a cap, LIMIT ALL: the same plan, every row counted.
+  const cap =
+    query.countCap === undefined ? sql`ALL` : sql`${Math.max(0, Math.floor(query.countCap))}::bigint`;
+  // A literal status, so each count is a range of deliveries_endpoint_due_idx under a generic plan too.
+  const count = (status: "held" | "dead-lettered" | "failed", alias: string) => sql`
+    CROSS JOIN LATERAL (
+      SELECT count(*) AS n FROM (
+        SELECT 1 FROM postel.deliveries d WHERE d.endpoint_id = e.id AND d.status = ${sql.unsafe(`'${status}'`)}
+        LIMIT ${cap}
+      ) c
+    ) ${sql.unsafe(alias)}`;
   return sql<RawRow[]>`
     WITH per_endpoint AS (
       SELECT e.id, e.url, e.description, e.state, e.circuit_open_until, e.deleted_at IS NULL AS live,
-        p.due, p.oldest_due_at, p.in_flight, p.scheduled, h.held, x.dead_letters, w.attempts, w.failures
+        p.due, p.oldest_due_at, l.in_flight, l.scheduled, h.n AS held, x.n AS dead_letters, f.n AS failed,
+        w.attempts, w.failures
       FROM postel.endpoints e
       CROSS JOIN LATERAL (
-        SELECT count(*) FILTER (WHERE d.next_attempt_at <= ${now}::bigint) AS due,
-          min(d.next_attempt_at) FILTER (WHERE d.next_attempt_at <= ${now}::bigint) AS oldest_due_at,
-          count(*) FILTER (WHERE d.next_attempt_at > ${now}::bigint AND d.lease_token IS NOT NULL) AS in_flight,
-          count(*) FILTER (WHERE d.next_attempt_at > ${now}::bigint AND d.lease_token IS NULL) AS scheduled
-        FROM postel.deliveries d WHERE d.endpoint_id = e.id AND d.status = 'pending'
+        SELECT count(*) AS due, min(c.next_attempt_at) AS oldest_due_at FROM (
+          SELECT d.next_attempt_at FROM postel.deliveries d
+          WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint
+          ORDER BY d.next_attempt_at LIMIT ${cap}
+        ) c
       ) p
       CROSS JOIN LATERAL (
-        SELECT count(*) AS held FROM postel.deliveries d WHERE d.endpoint_id = e.id AND d.status = 'held'
-      ) h
-      CROSS JOIN LATERAL (
-        SELECT count(*) AS dead_letters FROM postel.deliveries d
-        WHERE d.endpoint_id = e.id AND d.status = 'dead-lettered'
-      ) x
+        SELECT count(*) FILTER (WHERE c.lease_token IS NOT NULL) AS in_flight,
+          count(*) FILTER (WHERE c.lease_token IS NULL) AS scheduled
+        FROM (
+          SELECT d.lease_token FROM postel.deliveries d
+          WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at > ${now}::bigint
+          ORDER BY d.next_attempt_at LIMIT ${cap}
+        ) c
+      ) l
+      ${count("held", "h")}
+      ${count("dead-lettered", "x")}
+      ${count("failed", "f")}
       CROSS JOIN LATERAL (
         SELECT COALESCE(sum(b.attempts), 0) AS attempts, COALESCE(sum(b.failures), 0) AS failures
         FROM postel.endpoint_health b
@@ -45,7 +63,9 @@ export function statsStatement(sql: Sql | TransactionSql, query: StatsQuery) {
       ${query.endpointId !== undefined ? sql`WHERE e.id = ${query.endpointId}` : sql``}
     )
     SELECT
-      (SELECT count(*) FROM postel.messages m WHERE m.fanned_out_at IS NULL AND m.status = 'pending') AS unfanned,
+      (SELECT count(*) FROM (
+        SELECT 1 FROM postel.messages m WHERE m.fanned_out_at IS NULL AND m.status = 'pending' LIMIT ${cap}
+      ) u) AS unfanned,
       COALESCE((SELECT json_agg(p ORDER BY p.id) FROM per_endpoint p), '[]'::json)::text AS endpoints`;
 }
 
@@ -72,6 +92,7 @@ export async function stats(sql: Sql, query: StatsQuery): Promise<StorageStats> 
       scheduled: Number(e["scheduled"]),
       held: Number(e["held"]),
       deadLetters: Number(e["dead_letters"]),
+      failed: Number(e["failed"]),
       attempts: Number(e["attempts"]),
       failures: Number(e["failures"]),
       live: e["live"] === true,

@@ -1,5 +1,5 @@
 import type { AttemptRecord, DeadLetter, DeliveryRecord, DeliveryStatus, MessageRecord } from "../records.js";
-import type { DeadLetterQuery, MessageQuery, RecentAttemptsQuery } from "../storage.js";
+import type { AttemptFeedQuery, DeadLetterQuery, MessageQuery, RecentAttemptsQuery } from "../storage.js";
 import { compare, copy, type MemoryState } from "./state.js";
 
 /** Audit reads of `InMemoryStorage`. Reads may scan history; claims never do. */
@@ -53,9 +53,10 @@ export class MemoryAudit {
 
   /** Newest first by delivery id (time-sortable), before the `after` id. */
   async listDeadLetters(query: DeadLetterQuery): Promise<DeadLetter[]> {
+    const status = query.status ?? "dead-lettered";
     const matches: DeliveryRecord[] = [];
     for (const delivery of this.#state.deliveries.values()) {
-      if (delivery.status !== "dead-lettered") continue;
+      if (delivery.status !== status) continue;
       if (query.endpointId !== undefined && delivery.endpointId !== query.endpointId) continue;
       if (query.since !== undefined && delivery.updatedAt < query.since) continue;
       if (query.until !== undefined && delivery.updatedAt >= query.until) continue;
@@ -65,6 +66,7 @@ export class MemoryAudit {
     return newestFirst(matches, query.limit).map((delivery) => {
       const message = this.#state.messages.get(delivery.messageId)!.record;
       return {
+        status,
         deliveryId: delivery.id,
         messageId: delivery.messageId,
         endpointId: delivery.endpointId,
@@ -87,6 +89,25 @@ export class MemoryAudit {
     }
     return matches
       .sort((a, b) => a.startedAt - b.startedAt || compare(a.id, b.id))
+      .slice(0, Math.max(0, query.limit))
+      .map(copy);
+  }
+
+  /** Walks every attempt, like `recentAttempts`. */
+  async attemptsAfter(query: AttemptFeedQuery): Promise<AttemptRecord[]> {
+    const matches: AttemptRecord[] = [];
+    for (const [messageId, attempts] of this.#state.attemptsByMessage) {
+      if (query.type !== undefined && this.#state.messages.get(messageId)?.record.type !== query.type)
+        continue;
+      for (const attempt of attempts) {
+        if (compare(attempt.id, query.after) <= 0) continue;
+        if (query.endpointId !== undefined && attempt.endpointId !== query.endpointId) continue;
+        if (query.outcome !== undefined && attempt.outcome !== query.outcome) continue;
+        matches.push(attempt);
+      }
+    }
+    return matches
+      .sort((a, b) => compare(a.id, b.id))
       .slice(0, Math.max(0, query.limit))
       .map(copy);
   }

@@ -125,6 +125,7 @@ export function auditTests(context: ConformanceContext): void {
       );
       expect(await storage.listDeadLetters({ limit: 10 })).toEqual([
         {
+          status: "dead-lettered",
           deliveryId: deliveries[0]!.id,
           messageId: messages[0]!.id,
           endpointId: endpoint!.id,
@@ -137,6 +138,59 @@ export function auditTests(context: ConformanceContext): void {
           deadLetteredAt: T0 + 7,
         },
       ]);
+    });
+
+    test("listDeadLetters with status failed lists the permanently failed deliveries, apart from the dead letters, with paging and filters", async () => {
+      const storage = context.storage();
+      const endpoints = await createEndpoints(storage, 2);
+      const { deliveries } = await fanOut(storage, { endpoints, messages: 4 });
+      const claimed = await claimAll(storage, T0);
+      // Alternate: failed, dead-lettered, failed, ... and one success that is in neither list.
+      const [kept] = deliveries.splice(0, 1);
+      await settle(storage, claimed.get(kept!.id)!, { kind: "succeeded" }, T0 + 1);
+      for (const [i, delivery] of deliveries.entries())
+        await settle(
+          storage,
+          claimed.get(delivery.id)!,
+          { kind: i % 2 === 0 ? "failed" : "dead-lettered" },
+          T0 + 10 + i,
+        );
+      const failed = deliveries.filter((_, i) => i % 2 === 0);
+      const dead = deliveries.filter((_, i) => i % 2 === 1);
+      const ids = (rows: DeadLetter[]) => rows.map((d) => d.deliveryId);
+      const listedFailed = await storage.listDeadLetters({ limit: 10, status: "failed" });
+      expect(ids(listedFailed)).toEqual(failed.map((d) => d.id).reverse());
+      expect(listedFailed.every((d) => d.status === "failed")).toBe(true);
+      const listedDead = await storage.listDeadLetters({ limit: 10 });
+      expect(ids(listedDead)).toEqual(dead.map((d) => d.id).reverse());
+      expect(listedDead.every((d) => d.status === "dead-lettered")).toBe(true);
+      expect(ids(await storage.listDeadLetters({ limit: 10, status: "dead-lettered" }))).toEqual(
+        ids(listedDead),
+      );
+
+      const newestFailed = failed.map((d) => d.id).reverse();
+      const firstPage = await storage.listDeadLetters({ limit: 2, status: "failed" });
+      expect(ids(firstPage)).toEqual(newestFailed.slice(0, 2));
+      const rest = await storage.listDeadLetters({
+        limit: 10,
+        status: "failed",
+        after: firstPage[1]!.deliveryId,
+      });
+      expect(ids(rest)).toEqual(newestFailed.slice(2));
+      const onFirst = newestFailed.filter(
+        (id) => failed.find((d) => d.id === id)!.endpointId === endpoints[0]!.id,
+      );
+      expect(
+        ids(await storage.listDeadLetters({ limit: 10, status: "failed", endpointId: endpoints[0]!.id })),
+      ).toEqual(onFirst);
+      const first = failed[0]!;
+      const inRange = await storage.listDeadLetters({
+        limit: 10,
+        status: "failed",
+        since: T0 + 10,
+        until: T0 + 11,
+      });
+      expect(ids(inRange)).toEqual([first.id]);
     });
 
     test("listDeadLetters `since` is inclusive and `until` exclusive on deadLetteredAt; a deleted endpoint's dead letters stay listed", async () => {

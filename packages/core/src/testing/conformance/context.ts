@@ -22,12 +22,15 @@ export const CONFORMANCE_GROUPS = [
   "history",
   "pagination",
   "stats",
+  "stats-cap",
   "recent-attempts",
+  "attempt-feed",
   "retention",
   "trace-context",
   "trace-context-transactions",
   "test-events",
   "audit-log",
+  "credentials",
 ] as const;
 
 /** Name of one group of the storage conformance suite. */

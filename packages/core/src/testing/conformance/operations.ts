@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import { ManualClock } from "../../clock.js";
-import { createIdGenerator } from "../../ids.js";
+import { createIdGenerator, idFloor } from "../../ids.js";
 import type { AttemptRecord, ClaimedDelivery, EndpointRecord } from "../../storage/records.js";
 import { HEALTH_BUCKET_MS, type Storage } from "../../storage/storage.js";
 import { type ConformanceContext, group } from "./context.js";
@@ -19,6 +19,7 @@ import {
 
 /** The operations reads: keyset pages under inserts, `stats` and `recentAttempts`. */
 export function operationsTests(context: ConformanceContext): void {
+  attemptFeedTests(context);
   group(context, "pagination", (test) => {
     test("listMessages pages skip and repeat no message when messages are inserted between pages", async () => {
       const storage = context.storage();
@@ -144,16 +145,42 @@ export function operationsTests(context: ConformanceContext): void {
         circuitOpenUntil,
       });
       expect(await storage.stats({ now: T0 + 40_000, since: T0 - HEALTH_BUCKET_MS })).toEqual({
-        totals: { due: 4, oldestDueAt: T0 + 1_000, inFlight: 1, scheduled: 1, held: 1, deadLetters: 1 },
+        totals: {
+          due: 4,
+          oldestDueAt: T0 + 1_000,
+          inFlight: 1,
+          scheduled: 1,
+          held: 1,
+          deadLetters: 1,
+          failed: 1,
+        },
         unfanned: 3,
         endpoints: [
           {
             ...row(a!),
-            ...{ due: 2, inFlight: 1, scheduled: 1, held: 0, deadLetters: 1, attempts: 3, failures: 2 },
+            ...{
+              due: 2,
+              inFlight: 1,
+              scheduled: 1,
+              held: 0,
+              deadLetters: 1,
+              failed: 0,
+              attempts: 3,
+              failures: 2,
+            },
           },
           {
             ...row(b!, "circuit-open", T0 + 99_000),
-            ...{ due: 2, inFlight: 0, scheduled: 0, held: 1, deadLetters: 0, attempts: 2, failures: 2 },
+            ...{
+              due: 2,
+              inFlight: 0,
+              scheduled: 0,
+              held: 1,
+              deadLetters: 0,
+              failed: 1,
+              attempts: 2,
+              failures: 2,
+            },
           },
         ],
       });
@@ -162,12 +189,29 @@ export function operationsTests(context: ConformanceContext): void {
       expect(
         await storage.stats({ now: T0 + 40_000, since: T0 - HEALTH_BUCKET_MS, endpointId: b!.id }),
       ).toEqual({
-        totals: { due: 2, oldestDueAt: T0 + 1_000, inFlight: 0, scheduled: 0, held: 1, deadLetters: 0 },
+        totals: {
+          due: 2,
+          oldestDueAt: T0 + 1_000,
+          inFlight: 0,
+          scheduled: 0,
+          held: 1,
+          deadLetters: 0,
+          failed: 1,
+        },
         unfanned: 3,
         endpoints: [
           {
             ...row(b!, "circuit-open", T0 + 99_000),
-            ...{ due: 2, inFlight: 0, scheduled: 0, held: 1, deadLetters: 0, attempts: 2, failures: 2 },
+            ...{
+              due: 2,
+              inFlight: 0,
+              scheduled: 0,
+              held: 1,
+              deadLetters: 0,
+              failed: 1,
+              attempts: 2,
+              failures: 2,
+            },
           },
         ],
       });
@@ -181,6 +225,7 @@ export function operationsTests(context: ConformanceContext): void {
         scheduled: 1,
         held: 1,
         deadLetters: 1,
+        failed: 1,
       });
       expect(later.endpoints.map((e) => [e.due, e.inFlight, e.attempts, e.failures])).toEqual([
         [3, 0, 0, 0],
@@ -191,7 +236,7 @@ export function operationsTests(context: ConformanceContext): void {
     test("stats of an empty storage is all zeros, with no oldest due delivery", async () => {
       const storage = context.storage();
       expect(await storage.stats({ now: T0, since: T0 - 3_600_000 })).toEqual({
-        totals: { due: 0, oldestDueAt: null, inFlight: 0, scheduled: 0, held: 0, deadLetters: 0 },
+        totals: { due: 0, oldestDueAt: null, inFlight: 0, scheduled: 0, held: 0, deadLetters: 0, failed: 0 },
         unfanned: 0,
         endpoints: [],
       });
@@ -233,11 +278,63 @@ export function operationsTests(context: ConformanceContext): void {
         scheduled: 0,
         held: 0,
         deadLetters: 20,
+        failed: 0,
       });
       expect(stats.endpoints.map((e) => e.due)).toEqual([10, ...Array(19).fill(0)]);
       const attempts = stats.endpoints.reduce((sum, e) => sum + e.attempts, 0);
       const failures = stats.endpoints.reduce((sum, e) => sum + e.failures, 0);
       expect([attempts, failures]).toEqual([2_000, 20]);
+    });
+  });
+
+  group(context, "stats-cap", (test) => {
+    test("stats with countCap stops each count at the cap, keeps the oldest due exact, and counts exactly without it", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { deliveries } = await fanOut(storage, { endpoints: [endpoint!], messages: 30 });
+      const claimed = [...(await claimAll(storage, T0, { limit: 100 })).values()];
+      // 4 stay in flight; 8 wait for a retry; 6 dead-lettered; 7 failed; the 5 others are due again.
+      const kinds = [
+        ...Array(8).fill({ kind: "retry", nextAttemptAt: T0 + 600_000, retriesUsed: 1 }),
+        ...Array(6).fill({ kind: "dead-lettered" }),
+        ...Array(7).fill({ kind: "failed" }),
+        ...Array(5).fill({ kind: "retry", nextAttemptAt: T0 + 1_000, retriesUsed: 1 }),
+      ];
+      await storage.recordOutcomes(
+        kinds.map((transition, i) => ({
+          deliveryId: claimed[i]!.delivery.id,
+          leaseToken: claimed[i]!.leaseToken,
+          transition,
+          attempt: attemptFor(claimed[i]!, { startedAt: T0, outcome: "retryable", statusCode: 500 }),
+        })),
+        T0 + 1,
+      );
+      for (let i = 0; i < 9; i++) await storage.enqueue(newMessage({ createdAt: T0 }));
+      expect(deliveries).toHaveLength(30);
+
+      const now = T0 + 2_000; // the 4 leases run to T0 + 60 s
+      const exact = await storage.stats({ now, since: T0 });
+      expect(exact.totals).toEqual({
+        due: 5,
+        oldestDueAt: T0 + 1_000,
+        inFlight: 4,
+        scheduled: 8,
+        held: 0,
+        deadLetters: 6,
+        failed: 7,
+      });
+      expect(exact.unfanned).toBe(9);
+
+      const capped = await storage.stats({ now, since: T0, countCap: 3 });
+      const [line] = capped.endpoints;
+      expect([line!.due, line!.held, line!.deadLetters, line!.failed]).toEqual([3, 0, 3, 3]);
+      expect(line!.inFlight).toBeLessThanOrEqual(3);
+      expect(line!.scheduled).toBeLessThanOrEqual(3);
+      expect(line!.inFlight + line!.scheduled).toBeGreaterThanOrEqual(3);
+      expect(capped.totals.oldestDueAt).toBe(T0 + 1_000);
+      expect(capped.unfanned).toBe(3);
+      // A cap above every count changes nothing.
+      expect(await storage.stats({ now, since: T0, countCap: 1_000 })).toEqual(exact);
     });
   });
 
@@ -288,6 +385,72 @@ export function operationsTests(context: ConformanceContext): void {
       const released = await claimAll(storage, day);
       const late = await record(storage, released.get(deliveries[1]!.id)!, { kind: "succeeded" }, day + 5);
       expect(await storage.recentAttempts({ since: day, limit: 10 })).toEqual([late]);
+    });
+  });
+}
+
+function attemptFeedTests(context: ConformanceContext): void {
+  group(context, "attempt-feed", (test) => {
+    const feed = (storage: Storage<unknown>) => {
+      if (!storage.attemptsAfter) throw new Error("the storage has no attemptsAfter");
+      return storage.attemptsAfter.bind(storage);
+    };
+
+    test("attemptsAfter returns first and later attempts with ids above `after`, lowest id first, open and finished deliveries alike", async () => {
+      const storage = context.storage();
+      const [a, b] = await createEndpoints(storage, 2);
+      const { deliveries } = await fanOut(storage, { endpoints: [a!, b!], messages: 3 });
+      const claimed = await claimAll(storage, T0);
+      const [a0, b0, a1, b1, a2, b2] = deliveries.map((d) => claimed.get(d.id)!);
+      const before = await record(storage, a0!, { kind: "succeeded" }, T0 + 100);
+      const ok = await record(storage, b0!, { kind: "succeeded" }, T0 + 1_000);
+      const retry = await record(
+        storage,
+        a1!,
+        { kind: "retry", nextAttemptAt: T0 + 5_000, retriesUsed: 1 },
+        T0 + 1_100,
+      );
+      const held = await record(storage, b1!, { kind: "held" }, T0 + 1_200);
+      const dead = await record(storage, a2!, { kind: "dead-lettered" }, T0 + 1_300);
+      const failed = await record(storage, b2!, { kind: "failed" }, T0 + 1_400);
+      const again = await claimOne(storage, a1!.delivery.id, T0 + 5_000);
+      const second = await record(storage, again, { kind: "succeeded" }, T0 + 5_100);
+
+      const after = before.id;
+      expect(await feed(storage)({ after, limit: 10 })).toEqual([ok, retry, held, dead, failed, second]);
+      expect(await feed(storage)({ after, limit: 2 })).toEqual([ok, retry]);
+      expect(await feed(storage)({ after: retry.id, limit: 10 })).toEqual([held, dead, failed, second]);
+      expect(await feed(storage)({ after: second.id, limit: 10 })).toEqual([]);
+      expect(await feed(storage)({ after: idFloor("att", T0), limit: 1 })).toEqual([before]);
+    });
+
+    test("attemptsAfter filters by endpoint, outcome and type before the limit: a quiet endpoint beside a busy one is found", async () => {
+      const storage = context.storage();
+      const [busy, quiet] = await createEndpoints(storage, 2);
+      const { deliveries: many } = await fanOut(storage, {
+        endpoints: [busy!],
+        messages: Array.from({ length: 30 }, () => ({ type: "order.created" })),
+      });
+      const { deliveries: few } = await fanOut(storage, {
+        endpoints: [quiet!],
+        messages: [{ type: "invoice.paid" }],
+        now: T0 + 1,
+      });
+      const claimed = await claimAll(storage, T0 + 1, { limit: 100 });
+      const start = idFloor("att", T0);
+      const quietAttempt = await record(storage, claimed.get(few[0]!.id)!, { kind: "failed" }, T0 + 10);
+      for (const [i, delivery] of many.entries())
+        await record(storage, claimed.get(delivery.id)!, { kind: "succeeded" }, T0 + 20 + i);
+
+      expect(await feed(storage)({ after: start, limit: 5, endpointId: quiet!.id })).toEqual([quietAttempt]);
+      expect(await feed(storage)({ after: start, limit: 5, outcome: "retryable" })).toEqual([quietAttempt]);
+      expect(await feed(storage)({ after: start, limit: 5, type: "invoice.paid" })).toEqual([quietAttempt]);
+      expect(
+        await feed(storage)({ after: start, limit: 5, type: "invoice.paid", outcome: "success" }),
+      ).toEqual([]);
+      const busyOnes = await feed(storage)({ after: quietAttempt.id, limit: 100, endpointId: busy!.id });
+      expect(busyOnes).toHaveLength(30);
+      expect(busyOnes.map((x) => x.id)).toEqual(busyOnes.map((x) => x.id).sort());
     });
   });
 }

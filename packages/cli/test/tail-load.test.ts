@@ -1,0 +1,84 @@
+import type { AttemptRecord } from "@postel/core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { postel, spawnPostel } from "./support/cli.js";
+import { createPostgresDatabase, createSqliteDatabase, type TestDatabase } from "./support/databases.js";
+import { application, startReceiver } from "./support/seed.js";
+
+// `tail` beside a drain that makes attempts as fast as this machine can: every attempt is printed
+// exactly once, and a filtered tail finds a quiet endpoint's attempts beside a busy one's. The poll
+// used to ask for the oldest 1,000 attempts of the last two minutes and print nothing new above that.
+const MESSAGES = 2_000;
+
+for (const [name, create] of [
+  ["PostgreSQL", createPostgresDatabase],
+  ["SQLite", createSqliteDatabase],
+] as const) {
+  describe(`postel tail beside a running drain (${name})`, () => {
+    let database: TestDatabase;
+    let receiver: Awaited<ReturnType<typeof startReceiver>>;
+    let app: ReturnType<typeof application>;
+
+    beforeAll(async () => {
+      database = await create();
+      receiver = await startReceiver();
+      const migrated = await postel(database.url, ["migrate"]);
+      expect(migrated.code, migrated.stderr).toBe(0);
+      app = application(database.url);
+    });
+
+    afterAll(async () => {
+      await app?.close();
+      await receiver?.close();
+      await database?.drop();
+    });
+
+    test("prints every attempt once while thousands are made, and a filtered tail finds the quiet endpoint's", async () => {
+      const busy = await app.outbound.endpoints.create({ url: receiver.url("/ok"), types: ["order.*"] });
+      const quiet = await app.outbound.endpoints.create({ url: receiver.url("/fail"), types: ["invoice.*"] });
+      const all = spawnPostel(database.url, ["tail", "--since", "0s", "--json"]);
+      const filtered = spawnPostel(database.url, ["tail", "--since", "0s", "--json", "--endpoint", quiet.id]);
+      try {
+        await all.until((o) => o.stderr.includes("Tailing attempts since"), 60_000);
+        await filtered.until((o) => o.stderr.includes("Tailing attempts since"), 60_000);
+        await app.start();
+        const quietIds: string[] = [];
+        for (let sent = 0; sent < MESSAGES; sent += 500) {
+          const batch = Array.from({ length: 500 }, (_, i) => ({
+            type: "order.created",
+            data: { i: sent + i },
+          }));
+          await app.outbound.sendBatch(batch);
+          quietIds.push((await app.outbound.send({ type: "invoice.failed", data: { sent } })).id);
+        }
+        // Every attempt is an HTTP request the receiver saw: wait for all of them, then for the tails.
+        const expected = MESSAGES + quietIds.length;
+        const deadline = Date.now() + 300_000;
+        while (receiver.requests.length < expected && Date.now() < deadline)
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(receiver.requests.length).toBe(expected);
+        await app.stop();
+
+        const printed = (stdout: string) =>
+          stdout
+            .trim()
+            .split("\n")
+            .filter((line) => line !== "")
+            .map((line) => JSON.parse(line) as AttemptRecord);
+        await all.until((o) => printed(o.stdout).length >= expected, 60_000);
+        await filtered.until((o) => printed(o.stdout).length >= quietIds.length, 60_000);
+        // A poll or two more: nothing is printed twice.
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        const seen = printed(all.output.stdout);
+        expect(seen).toHaveLength(expected);
+        expect(new Set(seen.map((a) => a.id)).size).toBe(expected);
+        const quietSeen = printed(filtered.output.stdout);
+        expect(quietSeen.map((a) => a.messageId).sort()).toEqual([...quietIds].sort());
+        expect(quietSeen.every((a) => a.endpointId === quiet.id)).toBe(true);
+        expect(seen.filter((a) => a.endpointId === busy.id)).toHaveLength(MESSAGES);
+      } finally {
+        all.child.kill("SIGKILL");
+        filtered.child.kill("SIGKILL");
+      }
+    }, 420_000);
+  });
+}

@@ -1,0 +1,2 @@
+CREATE INDEX "deliveries_failed_idx" ON "postel"."deliveries" USING btree ("id") WHERE "postel"."deliveries"."status" = 'failed';--> statement-breakpoint
+CREATE INDEX "deliveries_first_attempt_open_idx" ON "postel"."deliveries" USING btree ("first_attempt_id") WHERE "postel"."deliveries"."status" IN ('pending', 'held') AND "postel"."deliveries"."first_attempt_id" IS NOT NULL;

@@ -1,0 +1,1 @@
+CREATE INDEX `postel_deliveries_failed` ON `postel_deliveries` (`id`) WHERE status = 'failed';
