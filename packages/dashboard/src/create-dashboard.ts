@@ -1,4 +1,4 @@
-import { type Clock, isPostelError, PostelError, systemClock } from "@postel/core";
+import { type Clock, InvalidInputError, isPostelError, PostelError, systemClock } from "@postel/core";
 import {
   BodyTooLargeError,
   basePathProblem,
@@ -7,7 +7,10 @@ import {
   type Html,
   readBodyText,
 } from "@postel/web-kit";
-import { type Action, endpointActions, replayMatching, replayMessage, replaySelected } from "./actions.js";
+import { type Action, endpointActions, replayMessage } from "./actions.js";
+import { auditTrail } from "./audit-trail.js";
+import { replayMatching, replaySelected } from "./bulk-replay.js";
+import { type AuthorizeVerdict, type Operator, operatorOf } from "./grant.js";
 import { LIVE_SCRIPT } from "./assets/live-script.js";
 import { STYLESHEET } from "./assets/stylesheet.js";
 import { type DashboardPostel, operations } from "./ops.js";
@@ -26,10 +29,12 @@ export interface DashboardOptions {
   postel: DashboardPostel;
   /**
    * Decides who may see and operate the dashboard; required. Called for every request (pages, assets,
-   * actions) with the Web `Request`. Return `true` to let it through, `false` for a 403 page, or a
-   * `Response` of your own (e.g. a redirect to your login page).
+   * actions) with the Web `Request`. Return `true` for an admin, a `DashboardGrant`
+   * (`{ role: "admin" | "read-only", actor? }`: a read-only operator sees every page and changes
+   * nothing; `actor` names them in the audit log), `false` for a plain 403, or a `Response` of your
+   * own (e.g. a redirect to your login page).
    */
-  authorize: (request: Request) => boolean | Response | Promise<boolean | Response>;
+  authorize: (request: Request) => AuthorizeVerdict | Promise<AuthorizeVerdict>;
   /** The path the dashboard is mounted at, e.g. `"/postel"`. Default `"/"`. */
   basePath?: string | undefined;
   /**
@@ -66,18 +71,26 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const csrf = createCsrf({ secret: options.csrfSecret, cookieName: "postel_dashboard_csrf" });
   const clock = options.clock ?? systemClock;
   const ops = operations(options.postel);
+  const trail = auditTrail(ops.auditLog);
   const onError = options.onError ?? ((error) => console.error("[postel] dashboard request failed:", error));
   const title = options.title ?? "Postel";
 
-  const serve = async (request: Request, path: string): Promise<Response> => {
+  const serve = async (request: Request, operator: Operator, path: string): Promise<Response> => {
     const { token, setCookie } = await csrf.issue(request, base || "/");
     const url = new URL(request.url);
-    const ctx: PageContext = { ops, base, url, csrfToken: token, now: clock.now(), title };
+    const ctx: PageContext = { ops, base, url, csrfToken: token, now: clock.now(), title, operator, trail };
     const page = (html: Html, status = 200) =>
       responder.html(html, status, setCookie === null ? [] : [setCookie]);
+    const json = path.endsWith(".json");
+    const failed = (status: number, heading: string, text: string, code?: string) =>
+      json
+        ? responder.json({ error: { code: code ?? "ERROR", message: text } }, status)
+        : page(errorPage(ctx, heading, text, code), status);
     try {
       let answer: Response | Html | null;
       if (request.method === "POST") {
+        // Whatever the form carries, a read-only operator changes nothing (its body is not even read).
+        if (operator.role !== "admin") return page(errorPage(ctx, "Not allowed", READ_ONLY), 403);
         const form = new URLSearchParams(await readBodyText(request));
         const refused = await csrf.check(request, form);
         if (refused !== null) return page(errorPage(ctx, "Refused", REFUSED[refused]), 403);
@@ -86,33 +99,40 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         answer = await get(ctx, path);
       }
       if (answer instanceof Response) return answer;
-      return answer === null
-        ? page(errorPage(ctx, "Not found", "There is nothing here."), 404)
-        : page(answer);
+      return answer === null ? failed(404, "Not found", "There is nothing here.", "NOT_FOUND") : page(answer);
     } catch (error) {
       if (isPostelError(error) && error.code.endsWith("_NOT_FOUND"))
-        return page(errorPage(ctx, "Not found", error.message), 404);
-      if (isPostelError(error) && error.code === "INVALID_ARGUMENT")
-        return page(errorPage(ctx, "Cannot do that", error.message), 400);
+        return failed(404, "Not found", error.message, error.code);
+      if (isPostelError(error) && error.code === "INVALID_CURSOR")
+        return failed(400, "Not a page of this list", BAD_CURSOR, error.code);
+      if (error instanceof InvalidInputError) return failed(400, "Cannot do that", error.message, error.code);
       if (error instanceof BodyTooLargeError) throw error;
       onError(error, request);
-      return page(errorPage(ctx, "Something failed", "The server could not answer; its log says why."), 500);
+      return failed(500, "Something failed", "The server could not answer; its log says why.", "INTERNAL");
     }
   };
-  const handle = guardedHandler<true>({
+  const handle = guardedHandler<Operator>({
     basePath: base,
     methods: ["GET", "HEAD", "POST"],
     responder,
     onError,
-    // Anything but `true` (a throw included) lets nobody in; a Response of the app's own goes out as it is.
+    // Anything but `true` or a grant (a throw included) lets nobody in; a Response of the app's own
+    // goes out as it is.
     identify: async (request) => {
       const verdict = await options.authorize(request);
-      return verdict instanceof Response ? verdict : verdict === true ? true : null;
+      return verdict instanceof Response ? verdict : operatorOf(verdict);
     },
-    serve: (request, _caller, path) => serve(request, path),
+    serve,
   });
   return Object.assign(handle, { basePath: base });
 }
+
+const READ_ONLY =
+  "Your access to this dashboard is read-only: it shows everything and changes nothing. Nothing was changed.";
+
+const BAD_CURSOR =
+  "This page's cursor is not one the dashboard made (a link cut short, or copied from another list). " +
+  "Open the list again from its first page.";
 
 const REFUSED = {
   "cross-site": "This form was sent from another site. Nothing was changed.",

@@ -1,3 +1,4 @@
+import { type Endpoint, LinearBackoff } from "@postel/core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createDashboard, type Dashboard } from "../src/index.js";
@@ -130,6 +131,15 @@ describe.each(["postgres", "sqlite"] as const)("the dashboard in Chromium on %s"
     await page.check(`input[name=delivery][value="${seeded.ids[0]} ${seeded.broken.id}"]`);
     await page.check("#selection input[name=fresh]");
     await page.click("button[name=selected]");
+    // It asks first, with the count, and has changed nothing yet.
+    await expect(page.locator("h1").textContent()).resolves.toBe("Replay 1 dead letter?");
+    expect(
+      (await seeded.postel.outbound.messages.deliveries(seeded.ids[0]!)).find(
+        (d) => d.endpointId === seeded.broken.id,
+      )?.status,
+    ).toBe("dead-lettered");
+    await shot("confirm");
+    await page.click("#confirm button");
     await expect(page.locator(".notice").textContent()).resolves.toContain("Replayed 1 delivery");
     const after = (await seeded.postel.outbound.messages.deliveries(seeded.ids[0]!)).find(
       (d) => d.endpointId === seeded.broken.id,
@@ -142,6 +152,8 @@ describe.each(["postgres", "sqlite"] as const)("the dashboard in Chromium on %s"
     await page.goto(`${base()}/dead-letters?endpoint=${seeded.broken.id}`);
     await expect(page.locator("tbody tr").count()).resolves.toBe(1);
     await page.click("text=Replay everything matching this filter");
+    await expect(page.locator("#confirm-count").getAttribute("data-count")).resolves.toBe("1");
+    await page.click("#confirm button");
     await expect(page.locator(".notice").textContent()).resolves.toContain("Replayed 1 delivery");
     await deliverAll(seeded.postel, seeded.clock);
     await page.goto(`${base()}/dead-letters`);
@@ -240,5 +252,99 @@ describe.each(["postgres", "sqlite"] as const)("the dashboard in Chromium on %s"
       await phone.close();
     }
     expect(dialogs).toEqual([]);
+  });
+
+  /**
+   * For the layout tests (run last): a receiver whose URL is long, where one message dead-letters
+   * (nothing listens on port 1), so tables hold long text beside the ids.
+   */
+  const extraPages: string[] = [];
+  let layout: Promise<{ long: Endpoint; sent: string }> | undefined;
+  const layoutData = () => {
+    layout ??= (async () => {
+      const long = await seeded.postel.outbound.endpoints.create({
+        url: `http://127.0.0.1:1/hooks/${"billing-and-invoices-".repeat(6)}receiver`,
+        types: ["layout.*"],
+        retryPolicy: LinearBackoff({ maxAttempts: 1, step: "1s", jitter: 0 }),
+      });
+      const sent = (await seeded.postel.outbound.send({ type: "layout.check", data: { n: 1 } })).id;
+      await deliverAll(seeded.postel, seeded.clock);
+      extraPages.push(`/messages/${sent}`, `/endpoints/${long.id}`);
+      return { long, sent };
+    })();
+    return layout;
+  };
+
+  /** Every page an operator can reach. */
+  const pages = () => [
+    "/",
+    "/endpoints",
+    `/endpoints/${seeded.good.id}`,
+    `/endpoints/${seeded.broken.id}`,
+    "/messages",
+    `/messages/${seeded.ids[0]}`,
+    `/messages/${seeded.hostileId}`,
+    "/dead-letters",
+    "/audit",
+    ...extraPages,
+    "/nope",
+  ];
+
+  test("keeps every id on one line at 1280 px", async () => {
+    await layoutData();
+    const wide = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      await wide.addCookies([{ name: "operator", value: "yes", url: server.origin }]);
+      const desk = await wide.newPage();
+      let seen = 0;
+      for (const path of pages()) {
+        await desk.goto(`${base()}${path}`);
+        // Each text that is an id (msg_, ep_, dlv_, aud_ and webhook-ids): how many lines it takes.
+        const broken = await desk.evaluate(`(() => {
+          const walker = document.createTreeWalker(document.querySelector("main"), NodeFilter.SHOW_TEXT);
+          const found = [];
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const text = node.textContent.trim();
+            if (!/^[a-z]{2,4}_[0-9a-z]{26}$/.test(text)) continue;
+            const range = document.createRange();
+            range.selectNodeContents(node);
+            const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+            found.push({ text, lines: lines.size });
+          }
+          return found;
+        })()`);
+        const ids = broken as { text: string; lines: number }[];
+        seen += ids.length;
+        expect(
+          ids.filter((id) => id.lines !== 1),
+          path,
+        ).toEqual([]);
+      }
+      expect(seen).toBeGreaterThan(20);
+      await desk.goto(`${base()}/dead-letters`);
+      await desk.screenshot({ path: `${ARTIFACTS}${storageName}-wide-dead-letters.png`, fullPage: true });
+    } finally {
+      await wide.close();
+    }
+  });
+
+  test("fits every page in a 390 px phone", async () => {
+    await layoutData();
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+    try {
+      await phone.addCookies([{ name: "operator", value: "yes", url: server.origin }]);
+      const small = await phone.newPage();
+      for (const path of pages()) {
+        await small.goto(`${base()}${path}`);
+        await expect(
+          small.evaluate("document.documentElement.scrollWidth"),
+          path,
+        ).resolves.toBeLessThanOrEqual(390);
+      }
+      await small.goto(`${base()}/dead-letters`);
+      await small.screenshot({ path: `${ARTIFACTS}${storageName}-phone-dead-letters.png`, fullPage: true });
+    } finally {
+      await phone.close();
+    }
   });
 });

@@ -1,4 +1,11 @@
-import { InMemoryStorage, isPostelError, ManualClock, Postel } from "@postel/core";
+import {
+  InMemoryStorage,
+  isPostelError,
+  LinearBackoff,
+  ManualClock,
+  Postel,
+  type Storage,
+} from "@postel/core";
 import { afterAll, describe, expect, test } from "vitest";
 import { CONTENT_SECURITY_POLICY, createDashboard, type DashboardOptions } from "../src/index.js";
 
@@ -132,5 +139,77 @@ describe("createDashboard", () => {
     );
     expect(done.status).toBe(303);
     expect((await postel.outbound.endpoints.get(endpoint!.id))?.state).toBe("disabled");
+  });
+
+  test("a grant it cannot read lets nobody in, and onError says why", async () => {
+    for (const grant of [{ role: "owner" }, { role: "admin", actor: "" }, {}]) {
+      const errors: unknown[] = [];
+      const strict = createDashboard({
+        postel,
+        authorize: () => grant as never,
+        onError: (error) => errors.push(error),
+      });
+      const response = await strict(new Request("http://127.0.0.1/messages"));
+      expect(response.status).toBe(500);
+      expect(await response.text()).not.toContain("grant");
+      expect(isPostelError(errors[0]) && errors[0].code).toBe("DASHBOARD_INVALID_GRANT");
+    }
+  });
+
+  test("without an audit log, actions still run and a confirmation still runs once in this process", async () => {
+    const { auditLog: _, ...withoutAuditLog } = InMemoryStorage();
+    const local = new ManualClock();
+    const bare = Postel({
+      outbound: {
+        storage: { ...withoutAuditLog, name: "custom" } as Storage<unknown>,
+        http: { allowPrivateNetworks: true },
+      },
+      clock: local,
+    });
+    try {
+      const endpoint = await bare.outbound.endpoints.create({
+        url: "http://127.0.0.1:1/hook",
+        retryPolicy: LinearBackoff({ maxAttempts: 1, step: "1s", jitter: 0 }),
+      });
+      for (let i = 0; i < 2; i++) await bare.outbound.send({ type: "order.created", data: { i } });
+      for (let round = 0; round < 4; round++) {
+        await bare.drain();
+        local.advance("2s");
+      }
+      expect((await bare.outbound.deadLetters.list()).items).toHaveLength(2);
+      const open = createDashboard({ postel: bare, authorize: () => true, clock: local });
+      const first = await open(new Request("http://127.0.0.1/dead-letters"));
+      const cookie = first.headers.get("set-cookie")!.split(";")[0]!;
+      const token = /name="_csrf" value="([^"]+)"/.exec(await first.text())![1]!;
+      const post = (path: string, fields: [string, string][]) =>
+        open(
+          new Request(`http://127.0.0.1${path}`, {
+            method: "POST",
+            headers: {
+              cookie,
+              "content-type": "application/x-www-form-urlencoded",
+              "sec-fetch-site": "same-origin",
+            },
+            body: new URLSearchParams([...fields, ["_csrf", token]]),
+          }),
+        );
+      expect((await post(`/endpoints/${endpoint.id}/disable`, [])).status).toBe(303);
+      expect((await bare.outbound.endpoints.get(endpoint.id))?.state).toBe("disabled");
+      await post(`/endpoints/${endpoint.id}/enable`, []);
+      const confirm = await (await post("/dead-letters/replay-all", [])).text();
+      expect(confirm).toContain('data-count="2"');
+      const fields = [...confirm.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)]
+        .map((m): [string, string] => [m[1]!, m[2]!])
+        .filter(([name]) => name !== "_csrf");
+      const answers = await Promise.all([
+        post("/dead-letters/replay-all", fields),
+        post("/dead-letters/replay-all", fields),
+      ]);
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 303]);
+      expect((await bare.outbound.deadLetters.list()).items).toHaveLength(0);
+      expect(await (await open(new Request("http://127.0.0.1/audit"))).text()).toContain("has no audit log");
+    } finally {
+      await bare.close();
+    }
   });
 });

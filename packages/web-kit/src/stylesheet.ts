@@ -24,6 +24,8 @@ h1 { font-size: 1.4rem; margin: .25rem 0 1rem; overflow-wrap: anywhere; }
 h2 { font-size: 1.1rem; margin: 1.5rem 0 .5rem; }
 a { color: var(--accent); }
 .mono, code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; overflow-wrap: anywhere; }
+/* Ids (msg_…, ep_…, webhook-ids) are read and copied whole: never broken mid-id; a table that needs the room scrolls. */
+.id { white-space: nowrap; overflow-wrap: normal; }
 .muted { color: var(--muted); font-size: .9em; }
 .table-wrap { overflow-x: auto; background: var(--card); border: 1px solid var(--line); border-radius: 6px; }
 table { border-collapse: collapse; width: 100%; }

@@ -33,7 +33,7 @@ export async function auditPage(ctx: PageContext): Promise<Html> {
 <td data-label="Tenant">${entry.tenantId ?? "—"}</td>
 <td data-label="Actor">${entry.actor}</td>
 <td data-label="Action" class="mono">${entry.action}</td>
-<td data-label="Target" class="mono">${entry.target ?? "—"}</td>
+<td data-label="Target">${entry.target === null ? "—" : html`<span class="mono id">${entry.target}</span>`}</td>
 <td data-label="Source">${entry.source}</td>
 <td data-label="Detail">${
       entry.detail === null

@@ -2,7 +2,7 @@ import type { Endpoint } from "@postel/core";
 import { healthChart, type HealthInterval } from "../charts.js";
 import { type Html, html } from "@postel/web-kit";
 import type { EndpointStats } from "@postel/core";
-import { href, type PageContext } from "./context.js";
+import { canOperate, href, type PageContext } from "./context.js";
 import { badge, csrfField, jsonBlock, nextPageLink, percent, postButton, time } from "./format.js";
 import { layout } from "./layout.js";
 
@@ -37,8 +37,11 @@ ${endpoint.description ? html`<div class="muted">${endpoint.description}</div>` 
 }
 
 function breaker(ctx: PageContext, endpoint: Endpoint): Html {
+  // Past its cooldown the circuit waits for a delivery to come due: that one is the probe.
   if (endpoint.state === "circuit-open")
-    return html`<div class="muted">next probe ${time(endpoint.circuitOpenUntil, ctx.now)}</div>`;
+    return endpoint.circuitOpenUntil !== null && endpoint.circuitOpenUntil > ctx.now
+      ? html`<div class="muted">next probe ${time(endpoint.circuitOpenUntil, ctx.now)}</div>`
+      : html`<div class="muted">waiting for traffic: the next delivery probes it</div>`;
   if (endpoint.state === "disabled" && endpoint.disabledReason)
     return html`<div class="muted">${endpoint.disabledReason}</div>`;
   return html``;
@@ -76,15 +79,12 @@ export async function endpointPage(ctx: PageContext, id: string): Promise<Html |
   });
   const current = lines[2];
   const base = `/endpoints/${encodeURIComponent(id)}`;
+  const operate = canOperate(ctx);
   const body = html`<p class="mono">${endpoint.url}</p>
 ${endpoint.description ? html`<p>${endpoint.description}</p>` : ""}
 <section class="cards">
 <div class="card"><h2>State</h2><p>${badge(endpoint.state)}${breaker(ctx, endpoint)}</p>
-<div class="actions">${
-    endpoint.state === "disabled"
-      ? postButton(ctx, href(ctx, `${base}/enable`), "Enable")
-      : html`${endpoint.state === "circuit-open" ? postButton(ctx, href(ctx, `${base}/enable`), "Close circuit") : ""}${postButton(ctx, href(ctx, `${base}/disable`), "Disable", html``, "danger")}`
-  }</div></div>
+${operate ? html`<div class="actions">${stateButtons(ctx, endpoint)}</div>` : ""}</div>
 <div class="card"><h2>Last hour</h2><p>${current?.attempts ?? 0} attempts · ${percent(current?.failureRate ?? null)} failed</p>
 <p>${current?.due ?? 0} due · ${current?.inFlight ?? 0} in flight · ${current?.scheduled ?? 0} scheduled · ${current?.held ?? 0} held</p>
 <p><a href="${href(ctx, "/dead-letters", { endpoint: id })}">${current?.deadLetters ?? 0} dead letters</a></p></div>
@@ -92,17 +92,10 @@ ${endpoint.description ? html`<p>${endpoint.description}</p>` : ""}
 </section>
 <h2>Health over time</h2>
 ${healthChart(intervals, "Share of failed attempts per interval")}
-<h2>Signing secret</h2>
-<div class="actions">
-<form method="post" action="${href(ctx, `${base}/rotate-secret`)}" class="inline">${csrfField(ctx)}
-<label>Old secret keeps signing for <select name="overlap">
-<option value="0">no overlap</option><option value="3600000">1 hour</option><option value="86400000" selected>24 hours</option><option value="604800000">7 days</option>
-</select></label> <button type="submit">Rotate secret</button></form>
-${postButton(ctx, href(ctx, `${base}/reveal-secret`), "Reveal secret")}
-</div>
+${operate ? secretActions(ctx, base) : ""}
 <h2>Settings</h2>
 <dl class="fields">
-<dt>Id</dt><dd class="mono">${endpoint.id}</dd>
+<dt>Id</dt><dd><span class="mono id">${endpoint.id}</span></dd>
 <dt>Tenant</dt><dd>${endpoint.tenantId ?? "—"}</dd>
 <dt>Event types</dt><dd class="mono">${endpoint.types.join(", ")}</dd>
 <dt>Filter</dt><dd>${endpoint.filter ? jsonBlock(endpoint.filter) : (endpoint.filterFn ?? "—")}</dd>
@@ -116,6 +109,24 @@ ${postButton(ctx, href(ctx, `${base}/reveal-secret`), "Reveal secret")}
 <dt>Updated</dt><dd>${time(endpoint.updatedAt, ctx.now)}</dd>
 </dl>`;
   return layout(ctx, { title: endpoint.description || endpoint.id, body });
+}
+
+function stateButtons(ctx: PageContext, endpoint: Endpoint): Html {
+  const base = `/endpoints/${encodeURIComponent(endpoint.id)}`;
+  if (endpoint.state === "disabled") return postButton(ctx, href(ctx, `${base}/enable`), "Enable");
+  return html`${endpoint.state === "circuit-open" ? postButton(ctx, href(ctx, `${base}/enable`), "Close circuit") : ""}${postButton(ctx, href(ctx, `${base}/disable`), "Disable", html``, "danger")}`;
+}
+
+// Admins only: a read-only operator neither rotates nor sees a secret.
+function secretActions(ctx: PageContext, base: string): Html {
+  return html`<h2>Signing secret</h2>
+<div class="actions">
+<form method="post" action="${href(ctx, `${base}/rotate-secret`)}" class="inline">${csrfField(ctx)}
+<label>Old secret keeps signing for <select name="overlap">
+<option value="0">no overlap</option><option value="3600000">1 hour</option><option value="86400000" selected>24 hours</option><option value="604800000">7 days</option>
+</select></label> <button type="submit">Rotate secret</button></form>
+${postButton(ctx, href(ctx, `${base}/reveal-secret`), "Reveal secret")}
+</div>`;
 }
 
 // Custom headers often carry credentials (an Authorization for the receiver): names only.

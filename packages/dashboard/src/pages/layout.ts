@@ -34,7 +34,7 @@ ${page.script ? html`<script src="${href(ctx, "/assets/live.js")}" defer></scrip
 </head>
 <body>
 <header>
-<a class="brand" href="${href(ctx, "/")}">${ctx.title}</a>
+<a class="brand" href="${href(ctx, "/")}">${ctx.title}</a>${ctx.operator.role === "read-only" ? html` <span class="badge muted" title="You can see everything and change nothing">read-only</span>` : ""}
 <nav>${NAV.map(
     ([path, label]) =>
       html`<a href="${href(ctx, path)}"${isCurrent(here, path) ? html` aria-current="page"` : ""}>${label}</a>`,
@@ -53,10 +53,13 @@ function isCurrent(here: string, path: string): boolean {
   return path === "/" ? here === "/" : here === path || here.startsWith(`${path}/`);
 }
 
-/** A page that says something went wrong (404, 403, 400), with no detail from the request. */
-export function messagePage(ctx: PageContext, title: string, text: string): Html {
+/**
+ * A page that says something went wrong (404, 403, 400), with no detail from the request beyond a
+ * coded error's own message and code.
+ */
+export function messagePage(ctx: PageContext, title: string, text: string, code?: string): Html {
   return layout(ctx, {
     title,
-    body: html`<p>${text}</p><p><a href="${href(ctx, "/")}">Back to the dashboard</a></p>`,
+    body: html`<p>${text}</p>${code ? html`<p class="muted">Error code <code id="error-code">${code}</code></p>` : ""}<p><a href="${href(ctx, "/")}">Back to the dashboard</a></p>`,
   });
 }

@@ -1,7 +1,7 @@
-import type { Endpoint, MessageStatus } from "@postel/core";
+import type { AttemptRecord, DeliveryRecord, Endpoint, MessageStatus } from "@postel/core";
 import { type Html, html } from "@postel/web-kit";
 import type { MessageFilter } from "../ops.js";
-import { href, type PageContext } from "./context.js";
+import { canOperate, href, type PageContext } from "./context.js";
 import {
   badge,
   csrfField,
@@ -10,6 +10,7 @@ import {
   nextPageLink,
   pageSize,
   parseUtc,
+  postButton,
   time,
   utcField,
 } from "./format.js";
@@ -39,7 +40,7 @@ export async function messagesPage(ctx: PageContext): Promise<Html | Response> {
   const page = await ctx.ops.messages.list(filter);
   const rows = page.items.map(
     (m) => html`<tr>
-<td data-label="Id"><a class="mono" href="${href(ctx, `/messages/${encodeURIComponent(m.id)}`)}">${m.id}</a></td>
+<td data-label="Id"><a class="mono id" href="${href(ctx, `/messages/${encodeURIComponent(m.id)}`)}">${m.id}</a></td>
 <td data-label="Type" class="mono">${m.type}</td>
 <td data-label="Status">${badge(m.status)}</td>
 <td data-label="Tenant">${m.tenantId ?? "—"}</td>
@@ -81,9 +82,21 @@ export async function messagePage(ctx: PageContext, id: string): Promise<Html | 
     const endpoint = endpoints.get(endpointId);
     return html`<a class="mono" href="${href(ctx, `/endpoints/${encodeURIComponent(endpointId)}`)}">${endpoint?.url ?? endpointId}</a>`;
   };
-  const terminal = deliveries.some((d) => !["pending", "held"].includes(d.status));
+  const operate = canOperate(ctx);
+  const finished = (d: DeliveryRecord) => d.status !== "pending" && d.status !== "held";
+  const terminal = deliveries.some(finished);
+  const last = finalAttempts(deliveries, attempts);
+  const replayOne = (d: DeliveryRecord) =>
+    finished(d)
+      ? postButton(
+          ctx,
+          href(ctx, `/messages/${encodeURIComponent(id)}/replay`),
+          "Replay",
+          html`<input type="hidden" name="endpoint" value="${d.endpointId}">`,
+        )
+      : "—";
   const body = html`<dl class="fields">
-<dt>Id</dt><dd class="mono">${message.id}</dd>
+<dt>Id</dt><dd><span class="mono id">${message.id}</span></dd>
 <dt>Type</dt><dd class="mono">${message.type}</dd>
 <dt>Status</dt><dd>${badge(message.status)}</dd>
 <dt>Tenant</dt><dd>${message.tenantId ?? "—"}</dd>
@@ -96,7 +109,7 @@ export async function messagePage(ctx: PageContext, id: string): Promise<Html | 
 ${jsonBlock(message.data)}
 <h2>Deliveries</h2>
 <div class="table-wrap"><table>
-<thead><tr><th>Endpoint</th><th>Status</th><th>Attempts</th><th>Next attempt</th><th>Last error</th><th>webhook-id</th></tr></thead>
+<thead><tr><th>Endpoint</th><th>Status</th><th>Attempts</th><th>Next attempt</th><th>Last error</th><th>webhook-id</th>${operate ? html`<th></th>` : ""}</tr></thead>
 <tbody>${
     deliveries.length > 0
       ? deliveries.map(
@@ -106,13 +119,14 @@ ${jsonBlock(message.data)}
 <td data-label="Attempts">${d.attemptsMade} (${d.retriesUsed} retries)</td>
 <td data-label="Next attempt">${d.status === "pending" ? time(d.nextAttemptAt, ctx.now) : "—"}</td>
 <td data-label="Last error">${d.lastError ?? "—"}</td>
-<td data-label="webhook-id" class="mono">${d.webhookId}</td>
+<td data-label="webhook-id"><span class="mono id">${d.webhookId}</span></td>
+${operate ? html`<td data-label="Replay">${replayOne(d)}</td>` : ""}
 </tr>`,
         )
-      : html`<tr><td colspan="6">Not fanned out yet.</td></tr>`
+      : html`<tr><td colspan="${operate ? 7 : 6}">${noDeliveries(message)}</td></tr>`
   }</tbody></table></div>
 ${
-  terminal
+  operate && terminal
     ? html`<form method="post" action="${href(ctx, `/messages/${encodeURIComponent(id)}/replay`)}" class="actions">${csrfField(ctx)}
 <label><input type="checkbox" name="fresh" value="1"> fresh <span class="mono">webhook-id</span> (receivers that deduplicate process it again)</label>
 <button type="submit">Replay finished deliveries</button></form>`
@@ -128,7 +142,7 @@ ${
 <td data-label="#">${a.attemptNumber}</td>
 <td data-label="Endpoint">${endpointLink(a.endpointId)}</td>
 <td data-label="Started">${formatTime(a.startedAt)}</td>
-<td data-label="Outcome">${badge(a.outcome)}</td>
+<td data-label="Outcome">${last.has(a.id) && a.outcome === "retryable" ? html`${badge("dead-lettered")}<div class="muted">retryable, no retries left</div>` : badge(a.outcome)}</td>
 <td data-label="Status">${a.statusCode ?? a.errorCode ?? "—"}</td>
 <td data-label="Latency">${a.latencyMs} ms</td>
 <td data-label="Error">${a.error ?? "—"}</td>
@@ -138,4 +152,19 @@ ${
       : html`<tr><td colspan="8">No attempt yet.</td></tr>`
   }</tbody></table></div>`;
   return layout(ctx, { title: `Message ${message.id}`, body });
+}
+
+/** Why a message has no delivery: not fanned out yet, or fanned out to no endpoint at all. */
+function noDeliveries(message: { status: MessageStatus; fannedOutAt: number | null }): string {
+  if (message.fannedOutAt !== null)
+    return "Matched no endpoint: no endpoint's types, tenant and filter took it.";
+  return message.status === "pending" ? "Not fanned out yet." : "Never fanned out.";
+}
+
+/** The ids of each dead-lettered delivery's last attempt: the one after which no retry was left. */
+function finalAttempts(deliveries: DeliveryRecord[], attempts: AttemptRecord[]): Set<string> {
+  const dead = new Set(deliveries.filter((d) => d.status === "dead-lettered").map((d) => d.id));
+  const last = new Map<string, string>();
+  for (const attempt of attempts) if (dead.has(attempt.deliveryId)) last.set(attempt.deliveryId, attempt.id);
+  return new Set(last.values());
 }
