@@ -184,6 +184,7 @@ export async function renewFanoutLeases(
     ), renewed AS (
       UPDATE postel.messages m SET lease_until = ${until}::bigint
       FROM input i WHERE m.id = i."messageId" AND m.lease_token = i.token AND m.fanned_out_at IS NULL
+        AND m.id = ANY(ARRAY(SELECT "messageId" FROM input))
       RETURNING m.id
     )
     SELECT i."messageId" AS id FROM input i WHERE i."messageId" NOT IN (SELECT id FROM renewed)`;
