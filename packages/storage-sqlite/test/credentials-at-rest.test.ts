@@ -10,13 +10,7 @@ const files = new WeakMap<SqliteStorage, { path: string; remove(): void }>();
 // checkpoints the WAL into it), with whatever WAL and shared-memory files are left beside it.
 runCredentialsAtRest({
   name: "sqlite",
-  // Known defect, open in #28: on a loaded machine one webhook of the rotation-under-drain run
-  // arrived twice on SQLite (seen in the fresh-clone CI and locally on 2026-12-03; Postgres and
-  // memory pass). Skipped, with this reason, until the duplicate is found, not loosened to pass.
-  skip: {
-    rotation:
-      "SQLite delivered one webhook twice under load during rotation (#28, under investigation); Postgres and memory run it",
-  },
+
   create: async () => {
     const db = tempDatabase();
     const storage = SqliteStorage({ url: db.url }, { synchronous: "normal" });

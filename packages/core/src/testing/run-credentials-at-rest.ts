@@ -37,8 +37,9 @@ export interface CredentialsAtRestOptions<S extends Storage<never> = Storage<unk
 /**
  * Register the credentials-at-rest suite (issue 28's proofs) for one `Storage`: a dump of 1,000
  * endpoints holds none of their secrets or header values in any encoding; a key rotation under a
- * running drain loses and doubles nothing; a moved or altered ciphertext is refused; plain-text rows
- * are read, then encrypted by `reencrypt()`. Real HTTP, real signatures, a fresh storage per test.
+ * running drain loses nothing and sends again only after an attempt that got no answer; a moved or
+ * altered ciphertext is refused; plain-text rows are read, then encrypted by `reencrypt()`. Real
+ * HTTP, real signatures, a fresh storage per test.
  * @example
  * runCredentialsAtRest({ name: "sqlite", create, dump: async (storage) => { await storage.close(); return readFile(path); } });
  */
