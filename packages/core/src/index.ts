@@ -45,6 +45,13 @@ export type {
 export { AUDIT_ENTRY_LIMITS, type AuditEntryInput } from "./outbound/audit-entry-input.js";
 export type { AttemptTotals, EndpointStats, OutboundStats, StatsOptions } from "./outbound/stats.js";
 export { STATS_COUNT_CAP, STATS_ENDPOINT_COUNT_CAP } from "./outbound/stats.js";
+export type { Timeline, TimelineOptions } from "./outbound/timeline.js";
+export type {
+  ActivityTime,
+  EndpointActivity,
+  EndpointActivityOptions,
+} from "./outbound/endpoint-activity.js";
+export { ACTIVITY_LOOKBACK_MS } from "./outbound/endpoint-activity.js";
 export type { Page } from "./outbound/page.js";
 export { PAGE_LIMITS } from "./outbound/page.js";
 export { SEARCH_WINDOW } from "./outbound/messages.js";
@@ -151,6 +158,8 @@ export type {
   PageRequest,
   PruneBatch,
   PruneRequest,
+  HealthBucket,
+  HealthBucketQuery,
   HealthPruneRequest,
   RecentAttemptsQuery,
   RecordOutcomesResult,

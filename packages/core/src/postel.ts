@@ -18,6 +18,7 @@ import { type AuditLogApi, createAuditLogApi } from "./outbound/audit-log.js";
 import { createDeadLettersApi, type DeadLettersApi } from "./outbound/dead-letters.js";
 import { createMessagesApi, type MessagesApi } from "./outbound/messages.js";
 import { type OutboundStats, type StatsOptions, stats } from "./outbound/stats.js";
+import { type Timeline, type TimelineOptions, timeline } from "./outbound/timeline.js";
 import {
   type ReplayedDelivery,
   type ReplayOptions,
@@ -94,6 +95,14 @@ export interface Outbound<S extends Storage<unknown>, E extends AnyEventCatalog 
    * console.log(healthy, backlog.due, attempts.failureRate);
    */
   stats(options?: StatsOptions): Promise<OutboundStats>;
+  /**
+   * Attempts and failures per 10 s over a window (default the last 15 minutes), of every endpoint or
+   * one, from the health buckets the workers keep: the live view's charts, exact at any rate.
+   * @example
+   * const { points } = await postel.outbound.timeline({ window: "15m" });
+   * const perSecond = points.map((p) => p.attempts / 10);
+   */
+  timeline(options?: TimelineOptions): Promise<Timeline>;
   /**
    * Re-enqueues terminal deliveries by message id, endpoint + time range, or predicate, and returns
    * what it re-enqueued. `freshWebhookId` decides whether receivers see the same `webhook-id`;
@@ -277,6 +286,7 @@ export function Postel<
       failed: createDeadLettersApi(outbound, "failed"),
       attempts: createAttemptsApi(outbound, () => clock.now()),
       stats: (statsOptions) => stats({ config: outbound, clock }, statsOptions),
+      timeline: (timelineOptions) => timeline(outbound, clock.now(), timelineOptions),
       replay: (selection, replayOptions) =>
         replay({ config: outbound, clock, newId, wake }, selection, replayOptions),
       prune: async (pruneOptions) => {

@@ -33,6 +33,7 @@ import { enqueueMany } from "./queries/enqueue-many.js";
 import { ClaimFloor } from "./internal/claim-floor.js";
 import * as fanout from "./queries/fanout.js";
 import { attemptsAfter } from "./queries/attempts-after.js";
+import { healthBuckets } from "./queries/health-buckets.js";
 import { recentAttempts } from "./queries/recent-attempts.js";
 import { recordOutcomes } from "./queries/record-outcomes.js";
 import { pruneFinished, pruneHealth } from "./queries/prune.js";
@@ -214,6 +215,7 @@ export function PostgresStorage(
     listDeadLetters: (query) => run((sql) => audit.listDeadLetters(sql, query)),
     recentAttempts: (query) => run((sql) => recentAttempts(sql, query)),
     attemptsAfter: (query) => run((sql) => attemptsAfter(sql, query)),
+    healthBuckets: (query) => run((sql) => healthBuckets(sql, query)),
     stats: (query) => run((sql) => stats(sql, query)),
     countDeliveries: (endpointId) => run((sql) => audit.countDeliveries(sql, endpointId)),
 

@@ -4,6 +4,7 @@ import { beforeAll, expect, test } from "vitest";
 import { PostgresStorage } from "../src/index.js";
 import { listDeadLettersStatement, listMessagesStatement } from "../src/queries/audit.js";
 import { attemptsAfterStatement } from "../src/queries/attempts-after.js";
+import { healthBucketsStatement } from "../src/queries/health-buckets.js";
 import { recentAttemptsStatement } from "../src/queries/recent-attempts.js";
 import { statsStatement } from "../src/queries/stats.js";
 import { migratedDatabase } from "./support/database.js";
@@ -117,6 +118,18 @@ test("attemptsAfter reads the attempts' primary key, the open first attempts' in
   // and the later attempts of 5,900, 5,910, ... 6,000, in id order.
   expect(feed.length).toBeGreaterThanOrEqual(101);
   expect(feed.map((a) => a.id)).toEqual(feed.map((a) => a.id).sort());
+});
+
+test("healthBuckets reads a range of endpoint_health's key per endpoint, never the month of buckets", async () => {
+  const since = NOW - 30 * 86_400_000 + 3_600_000 * 24 * 29;
+  for (const statement of [
+    healthBucketsStatement(db.sql, { since }),
+    healthBucketsStatement(db.sql, { since, endpointId: "ep_003" }),
+  ]) {
+    const text = await plan(statement);
+    expectNoHistoryScan(text);
+    expect(text).toContain("endpoint_health_endpoint_id_bucket_start_pk");
+  }
 });
 
 test("a page of dead letters walks deliveries_dead_lettered_idx, with or without filters", async () => {

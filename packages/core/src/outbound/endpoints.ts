@@ -11,6 +11,11 @@ import type { IdGenerator } from "../ids.js";
 import type { EndpointRecord, EndpointState } from "../storage/records.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import { assertDeclared } from "./catalog.js";
+import {
+  type EndpointActivity,
+  type EndpointActivityOptions,
+  endpointActivity,
+} from "./endpoint-activity.js";
 import { parseEndpointInput } from "./endpoint-input.js";
 import { isLookupId } from "./lookup-id.js";
 import {
@@ -88,6 +93,16 @@ export interface EndpointsApi {
    * const { id } = await postel.outbound.endpoints.sendTest(endpoint.id, { type: "order.created" });
    */
   sendTest(id: string, event: TestEventInput): Promise<SendResult>;
+  /**
+   * Why the endpoint is failing, or that it is not: its newest attempts (status, error, response
+   * snippet), the last success and since when it has failed, and the circuit's next probe. Reads a
+   * day of its health buckets and the stretch of the attempt feed that holds its newest attempts, so
+   * it costs the same beside a million pending deliveries. Unknown id: `ENDPOINT_NOT_FOUND`.
+   * @example
+   * const { lastFailure, failingSince } = await postel.outbound.endpoints.activity(id);
+   * if (failingSince) console.log(`failing since ${new Date(failingSince.at).toISOString()}:`, lastFailure?.error);
+   */
+  activity(id: string, options?: EndpointActivityOptions): Promise<EndpointActivity>;
 }
 
 interface EndpointsDeps {
@@ -240,6 +255,7 @@ export function createEndpointsApi({
     },
     sendTest: async (id, event) =>
       sendTest({ config, clock, newId, wake, telemetry }, await mustGet(id), event),
+    activity: async (id, options) => endpointActivity(storage, await mustGet(id), clock.now(), options),
   };
 }
 

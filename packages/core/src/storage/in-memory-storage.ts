@@ -90,6 +90,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
     listDeadLetters: (query) => audit.listDeadLetters(query),
     recentAttempts: (query) => audit.recentAttempts(query),
     attemptsAfter: (query) => audit.attemptsAfter(query),
+    healthBuckets: async (query) => state.healthBuckets(query),
     stats: async (query) => memoryStats(state, query),
     countDeliveries: (endpointId) => audit.countDeliveries(endpointId),
     findReplayable: (selector, limit) => replay.findReplayable(selector, limit),

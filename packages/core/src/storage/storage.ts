@@ -236,6 +236,24 @@ export interface AttemptFeedQuery {
   type?: string | undefined;
 }
 
+/** One health bucket: the attempts started in the `HEALTH_BUCKET_MS` from `start`, and how many failed. */
+export interface HealthBucket {
+  start: number;
+  attempts: number;
+  /** Attempts that did not succeed (retryable and permanent alike). */
+  failures: number;
+}
+
+/** Which health buckets `healthBuckets` reads: those starting at or after `since`, oldest first. */
+export interface HealthBucketQuery {
+  since: number;
+  /**
+   * Only this endpoint's buckets (deleted or not). Without it, every endpoint's buckets of one start
+   * are summed into one.
+   */
+  endpointId?: string | undefined;
+}
+
 /** What `stats` counts: the queue as it stands at `now`, and health buckets starting at or after `since`. */
 export interface StatsQuery {
   now: number;
@@ -523,6 +541,14 @@ export interface AuditStore {
    * falls back to `recentAttempts`, which cannot keep up with a busy drain.
    */
   attemptsAfter?(query: AttemptFeedQuery): Promise<AttemptRecord[]>;
+  /**
+   * The health buckets the workers keep (the counters behind `endpointHealth` and `stats`), one per
+   * start, oldest first, with at least one attempt: the series behind the live view's charts and an
+   * endpoint's "failing since". Reads the buckets in range and nothing else: per endpoint, a range of
+   * its buckets' key. Optional: without it the charts and `endpoints.activity()` fall back to what
+   * `stats` sums.
+   */
+  healthBuckets?(query: HealthBucketQuery): Promise<HealthBucket[]>;
   /** The queue by state, per endpoint and in total, and each endpoint's health since `query.since`. */
   stats(query: StatsQuery): Promise<StorageStats>;
   /**

@@ -7,7 +7,7 @@ import type {
   MessageRecord,
   MessageStatus,
 } from "../records.js";
-import type { AuditLogRecord } from "../storage.js";
+import type { AuditLogRecord, HealthBucket, HealthBucketQuery } from "../storage.js";
 import { TERMINAL_DELIVERY_STATUSES } from "../records.js";
 
 export { pendingDelivery } from "../records.js";
@@ -110,6 +110,22 @@ export class MemoryState {
       stats.failures += bucket.failures;
     }
     return stats;
+  }
+
+  /** `Storage.healthBuckets`: one endpoint's buckets from `since`, or every endpoint's summed per start. */
+  healthBuckets({ since, endpointId }: HealthBucketQuery): HealthBucket[] {
+    const sums = new Map<number, HealthBucket>();
+    for (const [id, buckets] of this.health) {
+      if (endpointId !== undefined && id !== endpointId) continue;
+      for (const [start, { attempts, failures }] of buckets) {
+        if (start < since || attempts === 0) continue;
+        const sum = sums.get(start) ?? { start, attempts: 0, failures: 0 };
+        sum.attempts += attempts;
+        sum.failures += failures;
+        sums.set(start, sum);
+      }
+    }
+    return [...sums.values()].sort((a, b) => a.start - b.start);
   }
 
   /** Live (not deleted) endpoint row, or undefined. */

@@ -15,6 +15,7 @@ export const CONFORMANCE_GROUPS = [
   "outcomes",
   "direct",
   "health",
+  "health-buckets",
   "release-held",
   "endpoints",
   "audit",

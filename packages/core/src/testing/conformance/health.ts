@@ -53,6 +53,54 @@ export function healthTests(context: ConformanceContext): void {
     });
   });
 
+  group(
+    context,
+    "health-buckets",
+    (test) => {
+      test("healthBuckets reads one endpoint's buckets, or every endpoint's summed per start, oldest first, from `since`", async () => {
+        const storage = context.storage();
+        const [a, b] = await createEndpoints(storage, 2);
+        const { deliveries } = await fanOut(storage, { endpoints: [a!, b!], messages: 3 });
+        const claimed = await claimAll(storage, T0);
+        const onA = deliveries.filter((d) => d.endpointId === a!.id).map((d) => claimed.get(d.id)!);
+        const onB = deliveries.filter((d) => d.endpointId === b!.id).map((d) => claimed.get(d.id)!);
+        const bucket = (n: number) => T0 + n * HEALTH_BUCKET_MS;
+        await settle(storage, onA[0]!, { kind: "succeeded" }, bucket(0), { startedAt: bucket(0) + 1 });
+        await settle(storage, onA[1]!, { kind: "failed" }, bucket(0), { startedAt: bucket(1) - 1 });
+        await settle(storage, onA[2]!, { kind: "failed" }, bucket(2), { startedAt: bucket(2) });
+        await settle(storage, onB[0]!, { kind: "dead-lettered" }, bucket(2), { startedAt: bucket(2) + 5 });
+        await settle(storage, onB[1]!, { kind: "succeeded" }, bucket(3), { startedAt: bucket(3) });
+        // An outcome without an attempt (a circuit-open deferral) adds no bucket.
+        await settle(storage, onB[2]!, { kind: "deferred", nextAttemptAt: bucket(9) }, bucket(5));
+        // A deleted endpoint's buckets still count in the sums, as in `stats`' totals.
+        await storage.deleteEndpoint(b!.id, bucket(4));
+
+        const buckets = storage.healthBuckets!;
+        expect(await buckets({ since: bucket(0), endpointId: a!.id })).toEqual([
+          { start: bucket(0), attempts: 2, failures: 1 },
+          { start: bucket(2), attempts: 1, failures: 1 },
+        ]);
+        expect(await buckets({ since: bucket(0) + 1, endpointId: a!.id })).toEqual([
+          { start: bucket(2), attempts: 1, failures: 1 },
+        ]);
+        expect(await buckets({ since: bucket(0) })).toEqual([
+          { start: bucket(0), attempts: 2, failures: 1 },
+          { start: bucket(2), attempts: 2, failures: 2 },
+          { start: bucket(3), attempts: 1, failures: 0 },
+        ]);
+        expect(await buckets({ since: bucket(3), endpointId: b!.id })).toEqual([
+          { start: bucket(3), attempts: 1, failures: 0 },
+        ]);
+        expect(await buckets({ since: bucket(4) })).toEqual([]);
+        expect(await buckets({ since: 0, endpointId: "ep_unknown" })).toEqual([]);
+      });
+    },
+    (storage) =>
+      storage.healthBuckets === undefined
+        ? `the ${storage.name} storage has no healthBuckets (an optional capability)`
+        : undefined,
+  );
+
   group(context, "release-held", (test) => {
     test("releaseHeld moves the endpoint's held deliveries back to pending, due now, and returns how many", async () => {
       const storage = context.storage();
