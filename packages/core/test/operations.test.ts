@@ -3,6 +3,7 @@ import { ExponentialBackoff } from "../src/backoff.js";
 import { InvalidInputError } from "../src/errors.js";
 import { messageIdBound } from "../src/ids.js";
 import { SEARCH_WINDOW } from "../src/outbound/messages.js";
+import { STATS_COUNT_CAP } from "../src/outbound/stats.js";
 import type { MessageQuery } from "../src/storage/storage.js";
 import { harness } from "./support/harness.js";
 
@@ -353,6 +354,31 @@ describe("stats", () => {
     expect(later.backlog).toMatchObject({ due: 1, oldestDueAt: later.at - 3_600_000 });
     expect(later.attempts).toEqual({ total: 0, failures: 0, failureRate: null });
     expect(later.endpoints.map((e) => e.failureRate)).toEqual([null, null]);
+  });
+
+  test("says a count stopped at the cap, a deleted endpoint's dead letters included", async () => {
+    const h = await harness({
+      retryPolicy: ExponentialBackoff({ maxAttempts: 0 }),
+      circuitBreaker: false,
+      autoDisable: false,
+    });
+    h.receiver.script("/down", 500);
+    const down = await h.postel.outbound.endpoints.create({ url: h.receiver.url("/down") });
+    await h.postel.outbound.sendBatch(
+      Array.from({ length: STATS_COUNT_CAP }, (_, i) => ({ type: "order.created", data: { i } })),
+    );
+    for (let pass = 0; pass < 100; pass++) {
+      if ((await h.postel.outbound.stats({ exact: true })).deadLetters === STATS_COUNT_CAP) break;
+      await h.postel.drain();
+    }
+    const listed = await h.postel.outbound.stats();
+    expect(listed).toMatchObject({ deadLetters: STATS_COUNT_CAP, countCap: STATS_COUNT_CAP, capped: true });
+
+    await h.postel.outbound.endpoints.delete(down.id);
+    const unlisted = await h.postel.outbound.stats();
+    expect(unlisted.endpoints).toEqual([]);
+    expect(unlisted).toMatchObject({ deadLetters: STATS_COUNT_CAP, capped: true });
+    expect(await h.postel.outbound.stats({ exact: true })).toMatchObject({ countCap: null, capped: false });
   });
 
   test.each([["0"], ["-5m"], ["soon"], [0]])(

@@ -136,9 +136,13 @@ export async function stats(
       c.deadLetters >= countCap ||
       c.failed >= countCap);
   const attempts = { total: 0, failures: 0 };
+  // What the listed endpoints leave of the totals is the deleted endpoints' (summed, capped alike, not
+  // listed): when it reaches the cap, one of theirs may have stopped.
+  const unlisted: DeliveryCounts = { ...totals };
   for (const endpoint of endpoints) {
     attempts.total += endpoint.attempts;
     attempts.failures += endpoint.failures;
+    for (const key of COUNTS) unlisted[key] -= endpoint[key];
   }
   return {
     at,
@@ -154,8 +158,7 @@ export async function stats(
     deadLetters: totals.deadLetters,
     failed: totals.failed,
     countCap,
-    // (A deleted endpoint's dead letters are summed into the totals, capped alike, but not listed.)
-    capped: endpoints.some(reached) || (countCap !== null && unfanned >= countCap),
+    capped: endpoints.some(reached) || reached(unlisted) || (countCap !== null && unfanned >= countCap),
     attempts: { ...attempts, failureRate: rate(attempts.failures, attempts.total) },
     endpoints: endpoints.map((endpoint) => ({
       ...endpoint,
@@ -163,6 +166,8 @@ export async function stats(
     })),
   };
 }
+
+const COUNTS = ["due", "inFlight", "scheduled", "held", "deadLetters", "failed"] as const;
 
 function rate(failures: number, attempts: number): number | null {
   return attempts === 0 ? null : failures / attempts;
