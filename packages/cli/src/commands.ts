@@ -1,5 +1,6 @@
 import type { Command } from "./command.js";
 import { catalogCommands } from "./commands/catalog.js";
+import { checkCommands } from "./commands/check.js";
 import { deadLetterCommands } from "./commands/dead-letters.js";
 import { endpointEditCommands } from "./commands/endpoint-edit.js";
 import { endpointStateCommands } from "./commands/endpoint-state.js";
@@ -24,6 +25,7 @@ export const COMMANDS: readonly Command[] = [
   ...replayCommands,
   ...pruneCommands,
   ...statsCommands,
+  ...checkCommands,
   ...tailCommands,
   ...catalogCommands,
 ];

@@ -9,6 +9,7 @@ export const EXIT = {
   usage: 2,
   notFound: 3,
   database: 4,
+  checkFailed: 5,
 } as const;
 
 /** The exit code table as `postel --help` prints it. */
@@ -18,6 +19,7 @@ export const EXIT_CODE_HELP = [
   "2  usage error: unknown command or flag, bad value",
   "3  not found: no endpoint, message or delivery with that id",
   "4  database unreachable or not migrated, or another database failure: the message says what to do",
+  "5  check failed: a threshold of `postel check` was crossed",
 ];
 
 /** A failure the CLI itself detected, with the code it prints and the status it exits with. */

@@ -20,6 +20,8 @@ const MIN_WIDTH = 8;
 
 // Words that mean good, waiting or bad, wherever they appear (states, statuses, outcomes).
 const TONE: Record<string, "green" | "yellow" | "red"> = {
+  OK: "green",
+  FAIL: "red",
   active: "green",
   dispatched: "green",
   succeeded: "green",

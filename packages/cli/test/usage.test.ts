@@ -19,7 +19,7 @@ describe("help", () => {
     for (const command of COMMANDS) expect(help.stdout).toContain(command.name);
     expect(help.stdout).toContain("POSTEL_DATABASE_URL");
     expect(help.stdout).toMatch(
-      /Exit codes:\n {2}0 {2}ok\n {2}1 {2}unexpected error\n {2}2 {2}usage error[^\n]*\n {2}3 {2}not found[^\n]*\n {2}4 {2}database unreachable or not migrated/,
+      /Exit codes:\n {2}0 {2}ok\n {2}1 {2}unexpected error\n {2}2 {2}usage error[^\n]*\n {2}3 {2}not found[^\n]*\n {2}4 {2}database unreachable or not migrated[^\n]*\n {2}5 {2}check failed: a threshold/,
     );
   });
 
@@ -124,6 +124,39 @@ describe("with --json, a failure is one JSON object on stderr", () => {
   test("without --json, the same failure is the human line", async () => {
     const run = await postel(undefined, ["messages", "list", "--status", "lost"]);
     expect(run.stderr).toMatch(/^postel: USAGE: --status must be one of/);
+  });
+});
+
+describe("check: every threshold is read before the database", () => {
+  // Reaching for either would be exit 4, not 2: nothing listens on port 1, and opening a SQLite file
+  // that does not exist fails at once (a Postgres pool connects only on its first query).
+  const unreachable = "postgres://app:hunter2@127.0.0.1:1/shop";
+  const missing = "/nonexistent/postel.db";
+
+  test.each([
+    [
+      [],
+      "Give at least one threshold: --max-oldest-due <duration>, --max-due <n>, --max-dead-letters <n>, --max-failed <n>, --max-disabled <n>.",
+    ],
+    [
+      ["--max-oldest-due", "five minutes"],
+      '--max-oldest-due must be a duration like "30s", "5m", "2h" or "1d"; got "five minutes".',
+    ],
+    [["--max-dead-letters", "1.5"], "--max-dead-letters must be a whole number from 0"],
+    [["--max-disabled", "0", "--max-failed", "many"], "--max-failed must be a whole number from 0"],
+    [["--max-due", "0", "extra"], 'Unexpected argument "extra"'],
+  ])("postel check %j exits 2", async (args, message) => {
+    for (const run of await Promise.all([unreachable, missing].map((db) => postel(db, ["check", ...args])))) {
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toMatch(/^postel: USAGE: /);
+      expect(run.stderr).toContain(message);
+    }
+  });
+
+  test("an unreachable database exits 4, not 5: a probe tells it from an unhealthy outbox", async () => {
+    const run = await postel(unreachable, ["check", "--max-dead-letters", "0"]);
+    expectDatabaseFailure(run, "STORAGE_UNAVAILABLE", "connection was refused");
   });
 });
 
