@@ -19,9 +19,15 @@ export type Action = (ctx: PageContext, form: URLSearchParams, id: string) => Pr
 const endpointPath = (id: string) => `/endpoints/${encodeURIComponent(id)}`;
 const messagePath = (id: string) => `/messages/${encodeURIComponent(id)}`;
 
-/** The redirect after an action, whose `?done=` the layout turns into a fixed notice. */
-export const done = (ctx: PageContext, path: string, what: string, n?: number) =>
-  responder.redirect(href(ctx, path, { done: what, n: n === undefined ? undefined : String(n) }));
+/** The redirect after an action (to `path` with `params`), whose `?done=` the layout turns into a fixed notice. */
+export const done = (
+  ctx: PageContext,
+  path: string,
+  what: string,
+  n?: number,
+  params: Record<string, string | undefined> = {},
+) =>
+  responder.redirect(href(ctx, path, { ...params, done: what, n: n === undefined ? undefined : String(n) }));
 
 /** Writes the operator's action to the audit trail (source `"dashboard"`). */
 export const record = (

@@ -1,5 +1,6 @@
 /**
- * Bulk replays of dead letters (the checked rows, or everything a filter matches) run in two steps:
+ * Bulk replays of dead letters or of permanently failed deliveries (the checked rows, or everything a
+ * filter matches; a form's `status=failed` names the second list) run in two steps:
  * the first POST only counts (replay's `dryRun`) and answers a confirmation page carrying a one-time
  * nonce; the POST of that page spends the nonce in the audit trail, then replays. A second POST of
  * the same confirmation (a double click, a resubmit, two tabs) finds the nonce spent and runs nothing.
@@ -10,9 +11,9 @@ import { type Action, done, replayDelivery } from "./actions.js";
 import type { DeadLetterFilter } from "./ops.js";
 import { alreadyDonePage, confirmPage } from "./pages/confirm.js";
 import { href, type PageContext } from "./pages/context.js";
-import { deadLetterFilter } from "./pages/dead-letters.js";
+import { deadLetterFilter, type FinishedList, finishedList } from "./pages/dead-letters.js";
 
-/** One bulk replay stops after this many dead letters (one click must stay bounded). */
+/** One bulk replay stops after this many deliveries (one click must stay bounded). */
 export const REPLAY_ALL_LIMIT = 10_000;
 const BATCH = 500;
 
@@ -21,22 +22,24 @@ type Letter = { messageId: string; endpointId: string };
 /**
  * `POST /dead-letters/replay`: one row (`only`) runs at once; the checked rows (`delivery`, each a
  * dead letter named `<messageId> <endpointId>`, since a delivery is a message × endpoint) ask first.
+ * Only deliveries of the form's list are replayed: a failed one named on the dead letters' form is not.
  */
 export const replaySelected: Action = async (ctx, form) => {
+  const list = finishedList(form);
   const fresh = form.get("fresh") === "1";
   const only = form.get("only");
   if (only) {
     const [letter] = lettersOf([only]);
     if (!letter) return null;
-    const n = await replayDelivery(ctx, letter.messageId, letter.endpointId, fresh, ["dead-lettered"]);
-    return done(ctx, "/dead-letters", "replayed", n);
+    const n = await replayDelivery(ctx, letter.messageId, letter.endpointId, fresh, [list.status]);
+    return done(ctx, "/dead-letters", "replayed", n, { status: list.query });
   }
   const letters = lettersOf(form.getAll("delivery"));
-  return bulk(ctx, form, {
-    action: "dead-letters.replay",
+  return bulk(ctx, form, list, {
+    action: `${list.audit}.replay`,
     path: "/dead-letters/replay",
     target: null,
-    what: "the checked dead letters",
+    what: `the checked ${list.many}`,
     fields: letters.map((l) => ["delivery", `${l.messageId} ${l.endpointId}`] as const),
     detail: {},
     letters: async () => letters.slice(0, REPLAY_ALL_LIMIT),
@@ -44,29 +47,30 @@ export const replaySelected: Action = async (ctx, form) => {
 };
 
 /**
- * `POST /dead-letters/replay-all`: everything the filter matches, up to `REPLAY_ALL_LIMIT`. The
- * confirmation pins the filter's end to the time it counted, so what runs is what was counted:
- * nothing dead-lettered after the count is swept in.
+ * `POST /dead-letters/replay-all`: everything the filter matches in the form's list, up to
+ * `REPLAY_ALL_LIMIT`. The confirmation pins the filter's end to the time it counted, so what runs is
+ * what was counted: nothing dead-lettered (or failed) after the count is swept in.
  */
 export const replayMatching: Action = async (ctx, form) => {
+  const list = finishedList(form);
   const asked = deadLetterFilter(form);
   const until = form.has("nonce")
     ? asked.until
     : Math.min(asked.until ?? Number.POSITIVE_INFINITY, ctx.now + 1);
   const filter: DeadLetterFilter = { ...asked, until };
   const iso = (ms: number | undefined) => (ms === undefined ? "" : new Date(ms).toISOString());
-  return bulk(ctx, form, {
-    action: "dead-letters.replay-all",
+  return bulk(ctx, form, list, {
+    action: `${list.audit}.replay-all`,
     path: "/dead-letters/replay-all",
     target: filter.endpointId ?? null,
-    what: "every dead letter matching the filter",
+    what: `every ${list.one} matching the filter`,
     fields: [
       ["endpoint", filter.endpointId ?? ""],
       ["since", iso(filter.since)],
       ["until", iso(filter.until)],
     ],
     detail: { since: iso(filter.since) || null, until: iso(filter.until) || null },
-    letters: () => matching(ctx, filter),
+    letters: () => matching(ctx, list, filter),
   });
 };
 
@@ -77,33 +81,37 @@ interface BulkReplay {
   target: string | null;
   /** "the checked dead letters", for the confirmation page. */
   what: string;
-  /** The form fields that select the same dead letters again. */
+  /** The form fields that select the same deliveries again (the list's `status` is added). */
   fields: (readonly [string, string])[];
   detail: Record<string, string | null>;
   letters: () => Promise<Letter[]>;
 }
 
-async function bulk(ctx: PageContext, form: URLSearchParams, replay: BulkReplay): Promise<Response | Html> {
+async function bulk(
+  ctx: PageContext,
+  form: URLSearchParams,
+  list: FinishedList,
+  replay: BulkReplay,
+): Promise<Response | Html> {
   const fresh = form.get("fresh") === "1";
   const nonce = form.get("nonce");
+  const back = href(ctx, "/dead-letters", { status: list.query });
   if (nonce === null) {
-    const count = await replayDeadLetters(ctx, await replay.letters(), fresh, true);
+    const count = await replayFinished(ctx, list, await replay.letters(), fresh, true);
     return confirmPage(ctx, {
-      title:
-        count === 0
-          ? "Nothing to replay"
-          : `Replay ${count} ${count === 1 ? "dead letter" : "dead letters"}?`,
+      title: count === 0 ? "Nothing to replay" : `Replay ${count} ${count === 1 ? list.one : list.many}?`,
       count,
-      text: html`${count === 0 ? "No dead letter matches" : html`This re-sends <strong>${count}</strong> ${count === 1 ? "delivery" : "deliveries"}:`} ${replay.what}${count >= REPLAY_ALL_LIMIT ? `, the first ${REPLAY_ALL_LIMIT.toLocaleString("en")} (run it again for the rest)` : ""}, ${fresh ? html`each with a fresh <span class="mono">webhook-id</span>` : html`keeping their <span class="mono">webhook-id</span>s`}. Nothing has changed yet.`,
+      text: html`${count === 0 ? `No ${list.one} matches` : html`This re-sends <strong>${count}</strong> ${count === 1 ? "delivery" : "deliveries"}:`} ${replay.what}${count >= REPLAY_ALL_LIMIT ? `, the first ${REPLAY_ALL_LIMIT.toLocaleString("en")} (run it again for the rest)` : ""}, ${fresh ? html`each with a fresh <span class="mono">webhook-id</span>` : html`keeping their <span class="mono">webhook-id</span>s`}. Nothing has changed yet.`,
       action: href(ctx, replay.path),
       fields: [
+        ...(list.query ? [["status", list.query] as const] : []),
         ...replay.fields,
         ["count", String(count)],
         ["nonce", toBase64Url(crypto.getRandomValues(new Uint8Array(18)))],
         ...(fresh ? [["fresh", "1"] as const] : []),
       ],
       button: `Replay ${count} ${count === 1 ? "delivery" : "deliveries"}`,
-      back: href(ctx, "/dead-letters"),
+      back,
     });
   }
   const count = Number(form.get("count"));
@@ -115,7 +123,7 @@ async function bulk(ctx: PageContext, form: URLSearchParams, replay: BulkReplay)
   ) {
     throw new InvalidInputError(
       "INVALID_ARGUMENT",
-      "This confirmation is not one the dashboard made (its nonce or count is missing); start again from the dead letters page. Nothing was replayed.",
+      `This confirmation is not one the dashboard made (its nonce or count is missing); start again from the ${list.many} page. Nothing was replayed.`,
     );
   }
   const claimed = await ctx.trail.claim(nonce, {
@@ -129,13 +137,14 @@ async function bulk(ctx: PageContext, form: URLSearchParams, replay: BulkReplay)
       text: "This confirmation was already sent once, and it ran then: nothing was replayed again.",
       links: [
         [href(ctx, "/audit", { action: replay.action }), "See it in the audit log"],
-        [href(ctx, "/dead-letters"), "Back to the dead letters"],
+        [back, `Back to the ${list.many}`],
       ],
     });
   }
-  // At most what was counted, even if more dead letters match by now.
+  // At most what was counted, even if more match by now.
   const letters = (await replay.letters()).slice(0, count);
-  return done(ctx, "/dead-letters", "replayed", await replayDeadLetters(ctx, letters, fresh, false));
+  const replayed = await replayFinished(ctx, list, letters, fresh, false);
+  return done(ctx, "/dead-letters", "replayed", replayed, { status: list.query });
 }
 
 /** `<messageId> <endpointId>` values as dead letters; anything else is left out. */
@@ -146,21 +155,25 @@ function lettersOf(values: string[]): Letter[] {
   });
 }
 
-/** The dead letters `filter` matches, newest first, up to `REPLAY_ALL_LIMIT`. */
-async function matching(ctx: PageContext, filter: DeadLetterFilter): Promise<Letter[]> {
+/** The deliveries of `list` that `filter` matches, newest first, up to `REPLAY_ALL_LIMIT`. */
+async function matching(ctx: PageContext, list: FinishedList, filter: DeadLetterFilter): Promise<Letter[]> {
   const letters: Letter[] = [];
   let cursor: string | undefined;
   do {
-    const page = await ctx.ops.deadLetters.list({ ...filter, cursor, limit: BATCH });
+    const page = await list.api(ctx.ops).list({ ...filter, cursor, limit: BATCH });
     letters.push(...page.items);
     cursor = page.nextCursor ?? undefined;
   } while (cursor !== undefined && letters.length < REPLAY_ALL_LIMIT);
   return letters.slice(0, REPLAY_ALL_LIMIT);
 }
 
-/** Replays (or with `dryRun` counts) exactly these dead letters: per endpoint, its deliveries of the given messages. */
-async function replayDeadLetters(
+/**
+ * Replays (or with `dryRun` counts) exactly these deliveries, those still in the list's status: per
+ * endpoint, its deliveries of the given messages.
+ */
+async function replayFinished(
   ctx: PageContext,
+  list: FinishedList,
   letters: readonly Letter[],
   fresh: boolean,
   dryRun: boolean,
@@ -177,7 +190,7 @@ async function replayDeadLetters(
       replayed += (
         await ctx.ops.replay(
           { messageIds, endpointId },
-          { status: ["dead-lettered"], freshWebhookId: fresh, dryRun },
+          { status: [list.status], freshWebhookId: fresh, dryRun },
         )
       ).length;
     }

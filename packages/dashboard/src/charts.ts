@@ -29,3 +29,40 @@ ${failed > 0 ? html`<rect x="${x}" y="0" width="${width}" height="${failed}" cla
   });
   return html`<figure class="chart"><svg viewBox="0 0 ${total} ${height + 32}" role="img" aria-label="${caption}">${bars}</svg><figcaption>${caption}</figcaption></figure>`;
 }
+
+/** The width and height of a sparkline's viewBox (the SVG scales to its figure). */
+const LINE_WIDTH = 300;
+const LINE_HEIGHT = 80;
+
+/**
+ * A sparkline's `points`: `values` right-aligned on `slots` evenly spaced positions (fewer values
+ * than slots start further right), scaled to the largest value. `live.js` draws with the same
+ * arithmetic, so its redraw of the same data is the same line.
+ */
+export function linePoints(values: readonly number[], slots: number): string {
+  const max = Math.max(0, ...values) || 1;
+  const step = slots > 1 ? LINE_WIDTH / (slots - 1) : 0;
+  const start = LINE_WIDTH - step * (values.length - 1);
+  return values
+    .map((v, i) => `${(start + i * step).toFixed(1)},${(LINE_HEIGHT - 2 - (v / max) * 74).toFixed(1)}`)
+    .join(" ");
+}
+
+/** A value as the charts print it: one decimal at most. */
+export const oneDecimal = (v: number): string => String(Math.round(v * 10) / 10);
+
+/**
+ * A sparkline drawn on the server (so the page is not empty before `live.js` polls) and redrawn by
+ * `live.js` into the same ids: `<id>` the SVG, `<id>-value` the newest value, `<id>-peak` the largest
+ * (`unit` follows each, e.g. `"/s"`).
+ */
+export function sparkline(
+  id: string,
+  label: string,
+  unit: string,
+  values: readonly number[],
+  slots: number,
+): Html {
+  const last = values.at(-1);
+  return html`<figure class="chart"><svg id="${id}" viewBox="0 0 ${LINE_WIDTH} ${LINE_HEIGHT}" preserveAspectRatio="none" role="img" aria-label="${label}"><polyline points="${linePoints(values, slots)}" class="line"></polyline></svg><figcaption>${label}: <span id="${id}-value">${last === undefined ? "—" : oneDecimal(last)}</span>${unit} · peak <span id="${id}-peak">${oneDecimal(Math.max(0, ...values))}</span>${unit}</figcaption></figure>`;
+}

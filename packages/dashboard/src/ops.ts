@@ -1,7 +1,7 @@
 /**
- * The operations API the pages call: `postel.outbound`'s keyset lists, dead letters, stats, recent
- * attempts and replay. Every page and action goes through `Operations`, so a test (or an app) can hand
- * the dashboard anything that has these calls.
+ * The operations API the pages call: `postel.outbound`'s keyset lists, dead letters and permanent
+ * failures, stats, the timeline and replay. Every page and action goes through `Operations`, so a
+ * test (or an app) can hand the dashboard anything that has these calls.
  */
 import type { ListDeadLettersOptions, ListMessagesOptions, Outbound, Storage } from "@postel/core";
 
@@ -13,7 +13,7 @@ export interface DashboardPostel {
 /** What the dashboard calls: the operations API of `postel.outbound`. */
 export type Operations = Pick<
   Outbound<Storage<unknown>>,
-  "endpoints" | "messages" | "deadLetters" | "stats" | "attempts" | "replay" | "auditLog"
+  "endpoints" | "messages" | "deadLetters" | "failed" | "stats" | "timeline" | "replay" | "auditLog"
 >;
 
 /** Filters of the messages listing. */

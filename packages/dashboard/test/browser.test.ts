@@ -254,6 +254,117 @@ describe.each(["postgres", "sqlite"] as const)("the dashboard in Chromium on %s"
     expect(dialogs).toEqual([]);
   });
 
+  test("draws the last 15 minutes on load, ranks the failing endpoints, and redraws both from live.json", async () => {
+    const noRetry = LinearBackoff({ maxAttempts: 0, step: "1s", jitter: 0 });
+    const down = await seeded.postel.outbound.endpoints.create({
+      url: "http://127.0.0.1:1/live-view",
+      description: HOSTILE.description,
+      types: ["live.*"],
+      retryPolicy: noRetry,
+      circuitBreaker: { minimumVolume: 1000 },
+    });
+    const fail = async (n: number) => {
+      for (let i = 0; i < n; i++) await seeded.postel.outbound.send({ type: "live.check", data: { i } });
+      await seeded.postel.drain();
+      // The bucket under way is left out of the charts: move past it.
+      await seeded.clock.advanceAsync("10s");
+    };
+    await fail(8);
+    const firstRow = "#failing-rows tr:first-child";
+    const points = (on: Page, id: string) => on.locator(`#${id} polyline`).getAttribute("points");
+    const heights = (line: string | null) => (line ?? "").split(" ").map((xy) => Number(xy.split(",")[1]));
+
+    // Without script, the server's drawing: 89 complete 10 s buckets, the attempts made among them.
+    const still = await browser.newContext({ javaScriptEnabled: false });
+    try {
+      await still.addCookies([{ name: "operator", value: "yes", url: server.origin }]);
+      const plain = await still.newPage();
+      await plain.goto(`${base()}/`);
+      for (const id of ["chart-throughput", "chart-failures"]) {
+        const drawn = heights(await points(plain, id));
+        expect(drawn, id).toHaveLength(89);
+        expect(Math.min(...drawn), id).toBeLessThan(78);
+      }
+      await expect(plain.locator(`${firstRow} a`).textContent()).resolves.toBe(down.url);
+      await expect(plain.locator(`${firstRow} td[data-label=Failures]`).textContent()).resolves.toBe("8");
+    } finally {
+      await still.close();
+    }
+
+    await page.goto(`${base()}/`);
+    const onLoad = await points(page, "chart-throughput");
+    await page.waitForSelector("#live[data-polls]");
+    // Nothing happened since: live.js draws the very same line from live.json.
+    await expect(points(page, "chart-throughput")).resolves.toBe(onLoad);
+    await fail(4);
+    await expect
+      .poll(() => page.locator(`${firstRow} td[data-label=Failures]`).textContent(), { timeout: 10_000 })
+      .toBe("12");
+    await expect(points(page, "chart-throughput")).resolves.not.toBe(onLoad);
+    expect(heights(await points(page, "chart-failures"))).toHaveLength(89);
+    // The rows live.js built: the same cells, the link to the endpoint's page, the state's badge.
+    await expect(page.locator(`${firstRow} td`).count()).resolves.toBe(7);
+    await expect(page.locator(`${firstRow} a`).getAttribute("href")).resolves.toBe(
+      `/postel/endpoints/${down.id}`,
+    );
+    await expect(page.locator(`${firstRow} .badge`).getAttribute("class")).resolves.toBe("badge ok");
+    await expect(page.locator(`${firstRow} td[data-label=Failed]`).textContent()).resolves.toBe("100%");
+    await expect(page.locator(`${firstRow} .muted`).textContent()).resolves.toBe(HOSTILE.description);
+    await expect(page.locator("img").count()).resolves.toBe(0);
+    await shot("live-ranked");
+    expect(dialogs).toEqual([]);
+  });
+
+  test("shows an endpoint's activity card, a hostile answer as text, within 1280 px and 390 px", async () => {
+    receiver.answer("/hostile", 410, HOSTILE.response);
+    const hostile = await seeded.postel.outbound.endpoints.create({
+      url: receiver.url("/hostile"),
+      types: ["hostile.*"],
+    });
+    await seeded.postel.outbound.send({ type: "hostile.answer", data: {} });
+    await seeded.postel.drain();
+    extraPages.push(`/endpoints/${hostile.id}`);
+    for (const { width, height } of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 844 },
+    ]) {
+      const sized = await browser.newContext({ viewport: { width, height }, isMobile: width < 640 });
+      try {
+        await sized.addCookies([{ name: "operator", value: "yes", url: server.origin }]);
+        const view = await sized.newPage();
+        const seen: string[] = [];
+        view.on("dialog", (dialog) => {
+          seen.push(dialog.message());
+          void dialog.dismiss();
+        });
+        await view.goto(`${base()}/endpoints/${hostile.id}`);
+        const card = view.locator("#activity");
+        await expect(card.locator("pre.snippet").textContent()).resolves.toBe(
+          "<img src=x onerror=alert(1)>␛]0;title␇",
+        );
+        await expect(view.locator("#activity-last-status").textContent()).resolves.toContain("410");
+        await expect(view.locator("#activity-last-error").textContent()).resolves.toContain("HTTP 410");
+        await expect(view.locator("#activity-last-success").textContent()).resolves.toBe(
+          "none in the last 24 h",
+        );
+        await expect(view.locator("#activity-recent tbody tr").count()).resolves.toBe(1);
+        await expect(view.locator("img").count()).resolves.toBe(0);
+        await expect(view.title()).resolves.toBe(`${hostile.id} · Postel`);
+        const box = (await card.boundingBox())!;
+        expect(box.width).toBeGreaterThan(0);
+        expect(box.x + box.width, `${width} px`).toBeLessThanOrEqual(width);
+        await expect(
+          view.evaluate("document.documentElement.scrollWidth"),
+          `${width} px`,
+        ).resolves.toBeLessThanOrEqual(width);
+        await card.screenshot({ path: `${ARTIFACTS}${storageName}-activity-${width}.png` });
+        expect(seen).toEqual([]);
+      } finally {
+        await sized.close();
+      }
+    }
+  });
+
   /**
    * For the layout tests (run last): a receiver whose URL is long, where one message dead-letters
    * (nothing listens on port 1), so tables hold long text beside the ids.
@@ -285,6 +396,7 @@ describe.each(["postgres", "sqlite"] as const)("the dashboard in Chromium on %s"
     `/messages/${seeded.ids[0]}`,
     `/messages/${seeded.hostileId}`,
     "/dead-letters",
+    "/dead-letters?status=failed",
     "/audit",
     ...extraPages,
     "/nope",

@@ -156,6 +156,29 @@ describe("createDashboard", () => {
     }
   });
 
+  test("without health buckets, the live view keeps its figures and says why it draws no timeline", async () => {
+    const { healthBuckets: _, ...withoutBuckets } = InMemoryStorage();
+    const bare = Postel({
+      outbound: { storage: { ...withoutBuckets, name: "custom" } as Storage<unknown> },
+      clock,
+    });
+    try {
+      const endpoint = await bare.outbound.endpoints.create({ url: "https://example.com/hook" });
+      const open = createDashboard({ postel: bare, authorize: () => true, clock });
+      const page = await open(new Request("http://127.0.0.1/"));
+      expect(page.status).toBe(200);
+      const text = await page.text();
+      expect(text).toContain("keeps no health buckets");
+      expect(text).not.toContain('id="chart-throughput"');
+      expect(text).toContain('id="chart-backlog"');
+      const live = (await (await open(new Request("http://127.0.0.1/live.json"))).json()) as object;
+      expect(live).toMatchObject({ timeline: null, failing: [] });
+      expect((await open(new Request(`http://127.0.0.1/endpoints/${endpoint.id}`))).status).toBe(200);
+    } finally {
+      await bare.close();
+    }
+  });
+
   test("without an audit log, actions still run and a confirmation still runs once in this process", async () => {
     const { auditLog: _, ...withoutAuditLog } = InMemoryStorage();
     const local = new ManualClock();

@@ -81,8 +81,9 @@ describe.each(["postgres", "sqlite"] as const)("operators on %s", (storageName) 
       endpoints: real.endpoints,
       messages: real.messages,
       deadLetters: real.deadLetters,
+      failed: real.failed,
       stats: real.stats,
-      attempts: real.attempts,
+      timeline: real.timeline,
       auditLog: real.auditLog,
       async replay(selection, options) {
         const replayed = await real.replay(selection, options);
@@ -126,6 +127,7 @@ describe.each(["postgres", "sqlite"] as const)("operators on %s", (storageName) 
       "/messages",
       `/messages/${seeded.ids[0]}`,
       "/dead-letters",
+      "/dead-letters?status=failed",
       "/audit",
       "/live.json",
     ]) {

@@ -1,8 +1,8 @@
 import { BASE_STYLESHEET } from "@postel/web-kit";
 
 /**
- * The dashboard's one stylesheet, served as `assets/dashboard.css`: the pages' shared one and the
- * live view's cards and charts.
+ * The dashboard's one stylesheet, served as `assets/dashboard.css`: the pages' shared one, the
+ * live view's cards and charts, an endpoint's activity card and the finished lists' tabs.
  */
 export const STYLESHEET = `${BASE_STYLESHEET}
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: .75rem; }
@@ -18,4 +18,11 @@ figcaption { color: var(--muted); font-size: .85em; margin-top: .25rem; }
 .line { fill: none; stroke: var(--accent); stroke-width: 2; vector-effect: non-scaling-stroke; }
 .bar-ok { fill: var(--ok); opacity: .6; } .bar-bad { fill: var(--bad); } .bar-none { fill: var(--line); }
 .axis { fill: var(--muted); font-size: 10px; text-anchor: middle; }
+.card.activity { margin-top: .75rem; }
+.card.activity h3 { margin: 1rem 0 .5rem; font-size: .95rem; }
+.card.activity .table-wrap { border: 0; }
+.tabs { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; margin: 0 0 .5rem; border-bottom: 1px solid var(--line); }
+.tabs a { color: var(--muted); text-decoration: none; padding: .3rem 0; }
+.tabs a[aria-current="page"] { color: var(--accent); border-bottom: 2px solid var(--accent); }
+.tabs .count { font-weight: 600; }
 `;

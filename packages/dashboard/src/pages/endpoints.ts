@@ -1,14 +1,14 @@
-import type { Endpoint } from "@postel/core";
-import { healthChart, type HealthInterval } from "../charts.js";
+import type { Endpoint, EndpointStats } from "@postel/core";
 import { type Html, html } from "@postel/web-kit";
-import type { EndpointStats } from "@postel/core";
+import { healthChart, type HealthInterval } from "../charts.js";
 import { canOperate, href, type PageContext } from "./context.js";
-import { badge, csrfField, jsonBlock, nextPageLink, percent, postButton, time } from "./format.js";
+import { activityCard, probe } from "./endpoint-activity.js";
+import { atLeast, badge, csrfField, jsonBlock, nextPageLink, percent, postButton, time } from "./format.js";
 import { layout } from "./layout.js";
 
 const HOUR = 3_600_000;
 
-/** The endpoints: state, breaker, limits, the last hour's health and backlog. */
+/** The endpoints: state, breaker, limits, the last hour's health, backlog, dead letters and failures. */
 export async function endpointsPage(ctx: PageContext): Promise<Html> {
   const cursor = ctx.url.searchParams.get("cursor") ?? undefined;
   const [page, stats] = await Promise.all([
@@ -16,15 +16,22 @@ export async function endpointsPage(ctx: PageContext): Promise<Html> {
     ctx.ops.stats({ window: HOUR }),
   ]);
   const byId = new Map(stats.endpoints.map((line) => [line.id, line]));
-  const rows = page.items.map((endpoint) => endpointRow(ctx, endpoint, byId.get(endpoint.id)));
+  const rows = page.items.map((endpoint) =>
+    endpointRow(ctx, endpoint, byId.get(endpoint.id), stats.countCap),
+  );
   const body = html`<div class="table-wrap"><table>
-<thead><tr><th>Endpoint</th><th>State</th><th>Limits</th><th>Last hour</th><th>Backlog</th><th>Dead letters</th></tr></thead>
-<tbody>${rows.length > 0 ? rows : html`<tr><td colspan="6">No endpoints yet.</td></tr>`}</tbody>
+<thead><tr><th>Endpoint</th><th>State</th><th>Limits</th><th>Last hour</th><th>Backlog</th><th>Dead letters</th><th>Failed</th></tr></thead>
+<tbody>${rows.length > 0 ? rows : html`<tr><td colspan="7">No endpoints yet.</td></tr>`}</tbody>
 </table></div>${nextPageLink(ctx, page.nextCursor)}`;
   return layout(ctx, { title: "Endpoints", body });
 }
 
-function endpointRow(ctx: PageContext, endpoint: Endpoint, line: EndpointStats | undefined): Html {
+function endpointRow(
+  ctx: PageContext,
+  endpoint: Endpoint,
+  line: EndpointStats | undefined,
+  cap: number | null,
+): Html {
   return html`<tr>
 <td data-label="Endpoint"><a href="${href(ctx, `/endpoints/${encodeURIComponent(endpoint.id)}`)}" class="mono">${endpoint.url}</a>
 ${endpoint.description ? html`<div class="muted">${endpoint.description}</div>` : ""}</td>
@@ -32,16 +39,29 @@ ${endpoint.description ? html`<div class="muted">${endpoint.description}</div>` 
 <td data-label="Limits">${limits(endpoint)}</td>
 <td data-label="Last hour">${line ? html`${line.attempts} attempts · ${percent(line.failureRate)} failed` : "—"}</td>
 <td data-label="Backlog">${line ? html`${line.due} due · ${line.scheduled} scheduled · ${line.held} held` : "—"}</td>
-<td data-label="Dead letters">${line && line.deadLetters > 0 ? html`<a href="${href(ctx, "/dead-letters", { endpoint: endpoint.id })}">${line.deadLetters}</a>` : "0"}</td>
+<td data-label="Dead letters">${finishedLink(ctx, endpoint.id, line?.deadLetters ?? 0, cap, undefined)}</td>
+<td data-label="Failed">${finishedLink(ctx, endpoint.id, line?.failed ?? 0, cap, "failed")}</td>
 </tr>`;
 }
 
+/** A count of dead letters or of permanent failures, linked to their list filtered to the endpoint. */
+function finishedLink(
+  ctx: PageContext,
+  endpointId: string,
+  n: number,
+  cap: number | null,
+  status: "failed" | undefined,
+): Html | string {
+  return n > 0
+    ? html`<a href="${href(ctx, "/dead-letters", { status, endpoint: endpointId })}">${atLeast(n, cap)}</a>`
+    : "0";
+}
+
 function breaker(ctx: PageContext, endpoint: Endpoint): Html {
-  // Past its cooldown the circuit waits for a delivery to come due: that one is the probe.
-  if (endpoint.state === "circuit-open")
-    return endpoint.circuitOpenUntil !== null && endpoint.circuitOpenUntil > ctx.now
-      ? html`<div class="muted">next probe ${time(endpoint.circuitOpenUntil, ctx.now)}</div>`
-      : html`<div class="muted">waiting for traffic: the next delivery probes it</div>`;
+  if (endpoint.state === "circuit-open") {
+    const cooling = endpoint.circuitOpenUntil !== null && endpoint.circuitOpenUntil > ctx.now;
+    return html`<div class="muted">${probe(ctx, cooling ? endpoint.circuitOpenUntil : null, !cooling)}</div>`;
+  }
   if (endpoint.state === "disabled" && endpoint.disabledReason)
     return html`<div class="muted">${endpoint.disabledReason}</div>`;
   return html``;
@@ -62,11 +82,14 @@ const WINDOWS = [
   { ms: 5 * 60_000, label: "last 5m" },
 ];
 
-/** One endpoint: its settings, health over time and the operator's actions on it. */
+/** One endpoint: why it fails (or that it does not), its settings, health over time and the operator's actions on it. */
 export async function endpointPage(ctx: PageContext, id: string): Promise<Html | null> {
   const endpoint = await ctx.ops.endpoints.get(id);
   if (!endpoint) return null;
-  const windows = await Promise.all(WINDOWS.map((w) => ctx.ops.stats({ window: w.ms, endpointId: id })));
+  const [activity, ...windows] = await Promise.all([
+    ctx.ops.endpoints.activity(id),
+    ...WINDOWS.map((w) => ctx.ops.stats({ window: w.ms, endpointId: id })),
+  ]);
   const lines = windows.map((stats) => stats.endpoints.find((line) => line.id === id));
   const intervals: HealthInterval[] = WINDOWS.map((w, i) => {
     const line = lines[i];
@@ -78,6 +101,7 @@ export async function endpointPage(ctx: PageContext, id: string): Promise<Html |
     };
   });
   const current = lines[2];
+  const cap = windows[2]?.countCap ?? null;
   const base = `/endpoints/${encodeURIComponent(id)}`;
   const operate = canOperate(ctx);
   const body = html`<p class="mono">${endpoint.url}</p>
@@ -87,9 +111,10 @@ ${endpoint.description ? html`<p>${endpoint.description}</p>` : ""}
 ${operate ? html`<div class="actions">${stateButtons(ctx, endpoint)}</div>` : ""}</div>
 <div class="card"><h2>Last hour</h2><p>${current?.attempts ?? 0} attempts · ${percent(current?.failureRate ?? null)} failed</p>
 <p>${current?.due ?? 0} due · ${current?.inFlight ?? 0} in flight · ${current?.scheduled ?? 0} scheduled · ${current?.held ?? 0} held</p>
-<p><a href="${href(ctx, "/dead-letters", { endpoint: id })}">${current?.deadLetters ?? 0} dead letters</a></p></div>
+<p><a href="${href(ctx, "/dead-letters", { endpoint: id })}" id="endpoint-dead-letters">${atLeast(current?.deadLetters ?? 0, cap)} dead letters</a> · <a href="${href(ctx, "/dead-letters", { status: "failed", endpoint: id })}" id="endpoint-failed">${atLeast(current?.failed ?? 0, cap)} failed permanently</a></p></div>
 <div class="card"><h2>Limits</h2><p>${limits(endpoint)}</p></div>
 </section>
+${activityCard(ctx, activity)}
 <h2>Health over time</h2>
 ${healthChart(intervals, "Share of failed attempts per interval")}
 ${operate ? secretActions(ctx, base) : ""}

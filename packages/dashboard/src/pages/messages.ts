@@ -11,6 +11,8 @@ import {
   pageSize,
   parseUtc,
   postButton,
+  printable,
+  snippet,
   time,
   utcField,
 } from "./format.js";
@@ -118,7 +120,7 @@ ${jsonBlock(message.data)}
 <td data-label="Status">${badge(d.status)}</td>
 <td data-label="Attempts">${d.attemptsMade} (${d.retriesUsed} retries)</td>
 <td data-label="Next attempt">${d.status === "pending" ? time(d.nextAttemptAt, ctx.now) : "—"}</td>
-<td data-label="Last error">${d.lastError ?? "—"}</td>
+<td data-label="Last error">${d.lastError === null ? "—" : printable(d.lastError)}</td>
 <td data-label="webhook-id"><span class="mono id">${d.webhookId}</span></td>
 ${operate ? html`<td data-label="Replay">${replayOne(d)}</td>` : ""}
 </tr>`,
@@ -145,8 +147,8 @@ ${
 <td data-label="Outcome">${last.has(a.id) && a.outcome === "retryable" ? html`${badge("dead-lettered")}<div class="muted">retryable, no retries left</div>` : badge(a.outcome)}</td>
 <td data-label="Status">${a.statusCode ?? a.errorCode ?? "—"}</td>
 <td data-label="Latency">${a.latencyMs} ms</td>
-<td data-label="Error">${a.error ?? "—"}</td>
-<td data-label="Response">${a.responseSnippet ? html`<pre class="snippet">${a.responseSnippet}</pre>` : "—"}</td>
+<td data-label="Error">${a.error === null ? "—" : printable(a.error)}</td>
+<td data-label="Response">${snippet(a.responseSnippet)}</td>
 </tr>`,
         )
       : html`<tr><td colspan="8">No attempt yet.</td></tr>`

@@ -5,4 +5,9 @@ export const HOSTILE = {
   payload: { comment: `<img src=x onerror=alert("payload")>`, html: "<svg onload=alert('svg')>" },
   tenant: `t"><script>alert("tenant")</script>`,
   snippet: `<script>alert("snippet")</script>`,
+  /** A receiver's answer with markup and a terminal escape (set the window title, then BEL). */
+  response: "<img src=x onerror=alert(1)>\u001b]0;title\u0007",
 };
+
+/** `HOSTILE.response` as the dashboard must show it: markup escaped, control characters as their pictures. */
+export const HOSTILE_RESPONSE_SHOWN = "&lt;img src=x onerror=alert(1)&gt;␛]0;title␇";
