@@ -24,6 +24,11 @@ export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
     type: "boolean",
     description: "print JSON for scripts instead of tables (a failure too, on stderr)",
   },
+  actor: {
+    type: "string",
+    value: "<name>",
+    description: "who the audit log says made a change (default $POSTEL_ACTOR, else os:<user>@<host>)",
+  },
   help: { type: "boolean", short: "h", description: "show this help" },
 };
 

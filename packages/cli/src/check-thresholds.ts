@@ -1,4 +1,5 @@
-import type { EndpointStats, OutboundStats } from "@postel/core";
+import type { OutboundStats } from "@postel/core";
+import { type CappedCount, totalAtLeast, totalOf } from "./capped-counts.js";
 
 /** What `postel check` can hold the outbox to, in its order; a threshold is the most that is healthy. */
 export const CHECK_NAMES = ["oldest-due", "due", "dead-letters", "failed", "disabled"] as const;
@@ -22,7 +23,6 @@ export interface CheckResult {
 }
 
 type Reading = Omit<CheckResult, "ok">;
-type CappedCount = "due" | "deadLetters" | "failed";
 
 /**
  * Reads the outbox through `stats` and compares it with each threshold given. Counts are read capped
@@ -41,15 +41,15 @@ export async function checkThresholds(
 }
 
 function read(stats: OutboundStats, thresholds: Thresholds): Reading[] {
-  const count = (key: CappedCount, value: number) => ({ value, atLeast: reachedCap(stats, key, value) });
+  const count = (name: CappedCount) => ({ value: totalOf(stats, name), atLeast: totalAtLeast(stats, name) });
   const readings: Record<CheckName, () => Pick<Reading, "value" | "atLeast">> = {
     "oldest-due": () => ({
       value: stats.backlog.oldestDueAt === null ? null : Math.max(0, stats.at - stats.backlog.oldestDueAt),
       atLeast: false,
     }),
-    due: () => count("due", stats.backlog.due),
-    "dead-letters": () => count("deadLetters", stats.deadLetters),
-    failed: () => count("failed", stats.failed),
+    due: () => count("due"),
+    "dead-letters": () => count("deadLetters"),
+    failed: () => count("failed"),
     // Every live endpoint is listed, uncapped: no second query.
     disabled: () => ({ value: stats.endpoints.filter((e) => e.state === "disabled").length, atLeast: false }),
   };
@@ -57,14 +57,4 @@ function read(stats: OutboundStats, thresholds: Thresholds): Reading[] {
     const threshold = thresholds[name];
     return threshold === undefined ? [] : [{ name, ...readings[name](), threshold }];
   });
-}
-
-// A total is the sum of per-endpoint counts, each stopped at the cap, deleted endpoints' included
-// though they are not listed: what the listed ones leave of the total is the deleted ones', and when
-// that alone reaches the cap one of them may have stopped (as `stats().capped` weighs it, per count here).
-function reachedCap(stats: OutboundStats, key: CappedCount, total: number): boolean {
-  const cap = stats.countCap;
-  if (cap === null) return false;
-  const listed = stats.endpoints.reduce((sum, e: EndpointStats) => sum + e[key], 0);
-  return stats.endpoints.some((e) => e[key] >= cap) || total - listed >= cap;
 }

@@ -2,6 +2,7 @@ import type { AnyEventCatalog } from "@postel/core";
 import type { Args, OptionSpec } from "./args.js";
 import type { OpenDatabase } from "./database.js";
 import type { Output } from "./output.js";
+import type { OperatorAction } from "./record-action.js";
 
 /** What a command runs with: its arguments, where to print, and the database on demand. */
 export interface Context {
@@ -26,6 +27,11 @@ export interface Context {
    * stderr is not a terminal: nobody to ask, so the command needs its `--yes`.
    */
   confirm(question: string): Promise<boolean | null>;
+  /**
+   * Writes what the command just did to the audit log (source `"cli"`, as `--actor`): only commands
+   * marked `audited` may, once their change is made (a dry run records nothing).
+   */
+  record(action: OperatorAction): Promise<void>;
 }
 
 /** One `postel` command: its name, help and what it does. */
@@ -39,6 +45,11 @@ export interface Command {
   options: Record<string, OptionSpec>;
   /** Extra help: what the command prints, examples. */
   details?: string[];
+  /**
+   * It changes data (or reveals a secret) and records that in the audit log: the actor is resolved,
+   * and a bad one refused (exit 2), before it runs.
+   */
+  audited?: boolean;
   run(context: Context): Promise<void>;
 }
 

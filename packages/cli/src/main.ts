@@ -1,10 +1,11 @@
 import { Args } from "./args.js";
-import type { Command } from "./command.js";
+import type { Command, Context } from "./command.js";
 import { COMMANDS, GROUPS } from "./commands.js";
 import { type DatabaseTarget, type OpenDatabase, openDatabase, redact, resolveTarget } from "./database.js";
 import { describeFailure, EXIT, usageError } from "./exit-codes.js";
 import { commandHelp, groupHelp, rootHelp } from "./help.js";
 import { Output, type Stream } from "./output.js";
+import { ActionNotRecorded, recordAction, resolveActor } from "./record-action.js";
 
 /** What `main` reads and writes: the process, or a test's doubles. */
 export interface Io {
@@ -59,6 +60,14 @@ export async function main(argv: string[], io: Io): Promise<number> {
       return EXIT.ok;
     }
     const args = new Args(rest, command.options, command.name);
+    // Before anything changes; --actor is checked on any command, where it is given.
+    const flag = args.string("actor");
+    const actor = command.audited || flag !== undefined ? resolveActor(flag, io.env) : undefined;
+    const open = async (options?: Parameters<Context["open"]>[0]) => {
+      target ??= resolveTarget(args.string("db"), io.env);
+      db ??= await openDatabase(target, options);
+      return db;
+    };
     await command.run({
       args,
       out,
@@ -69,16 +78,18 @@ export async function main(argv: string[], io: Io): Promise<number> {
         out.ask(`${question} [y/N] `);
         return /^\s*y(es)?\s*$/i.test((await io.readLine()) ?? "");
       },
-      open: async (options) => {
-        target ??= resolveTarget(args.string("db"), io.env);
-        db ??= await openDatabase(target, options);
-        return db;
+      open,
+      record: async (action) => {
+        if (!command.audited) throw new Error(`${command.name} records actions but is not marked audited`);
+        await recordAction((await open()).postel.outbound.auditLog, actor!, action, out);
       },
     });
     return EXIT.ok;
   } catch (error) {
-    const failure = describeFailure(error, target);
-    out.failure({ ...failure, message: redact(failure.message, target) });
+    const unrecorded = error instanceof ActionNotRecorded ? error : null;
+    const failure = describeFailure(unrecorded ? unrecorded.cause : error, target);
+    const message = unrecorded ? `${unrecorded.message}: ${failure.message}` : failure.message;
+    out.failure({ ...failure, message: redact(message, target) });
     return failure.exitCode;
   } finally {
     await db?.close().catch(() => {});

@@ -97,6 +97,18 @@ export class Output {
     this.#write(this.#stderr, `postel: ${code}: ${message}`.split("\n").map(visible));
   }
 
+  /**
+   * Something the command could not do besides its work, which still succeeded: one line on stderr,
+   * `postel: warning: <code>: <message>`; with `--json`, `{"warning":{"code","message"}}`.
+   */
+  warning({ code, message }: { code: string; message: string }): void {
+    if (this.json) {
+      this.#stderr.write(`${terminalSafeJson(JSON.stringify({ warning: { code, message } }))}\n`);
+      return;
+    }
+    this.#write(this.#stderr, [visible(`postel: warning: ${code}: ${message}`)]);
+  }
+
   /** A question on stderr, the answer to be typed after it on the same line. */
   ask(question: string): void {
     this.#stderr.write(visible(question));

@@ -73,10 +73,26 @@ describe.each([
     for (const args of [
       ["endpoints", "list"],
       ["dead-letters", "list"],
+      ["failed", "list"],
       ["messages", "list"],
+      ["stats"],
     ]) {
       expectSafe(await postel(database.url, args), args.join(" "));
     }
+  });
+
+  test("endpoints show prints the receiver's last response with its controls escaped", async () => {
+    const shown = await postel(database.url, ["endpoints", "show", endpoint.id]);
+    expectSafe(shown, "endpoints show");
+    // On one line of its own: the carriage return and the escapes cannot redraw or clear it.
+    const line = shown.stdout.split("\n").find((l) => l.startsWith("last response"));
+    expect(line).toMatch(
+      /^last response\s+nope\\x1b\[2J\\x1b]52;c;ZXZpbA==\\x07\\x1b]0;pwned\\x07\\rall good\\x9b2J\\u202eevil$/,
+    );
+    const json = await postel(database.url, ["endpoints", "show", endpoint.id, "--json"]);
+    expectSafe(json, "endpoints show --json");
+    const { activity } = JSON.parse(json.stdout) as { activity: { lastAttempt: AttemptRecord } };
+    expect(activity.lastAttempt.responseSnippet).toBe(BODY);
   });
 
   test("--json is exact JSON that is safe to cat: the same values, every control escaped", async () => {

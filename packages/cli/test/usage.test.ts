@@ -47,6 +47,38 @@ describe("help", () => {
   });
 });
 
+describe("the audit log's actor", () => {
+  test("every command that changes data refuses an empty --actor before it opens the database", async () => {
+    const audited = COMMANDS.filter((c) => c.audited).map((c) => c.name);
+    expect(audited).toEqual([
+      "endpoints create",
+      "endpoints update",
+      "endpoints delete",
+      "endpoints enable",
+      "endpoints disable",
+      "endpoints rotate-secret",
+      "endpoints secret",
+      "endpoints send-test",
+      "replay",
+      "prune",
+    ]);
+    // No database is named: reaching for one would say so instead.
+    const runs = await Promise.all(
+      audited.map((name) => postel(undefined, [...name.split(" "), "--actor", ""])),
+    );
+    for (const [i, run] of runs.entries()) {
+      expect([run.code, run.stderr], audited[i]).toEqual([
+        2,
+        "postel: USAGE: --actor must name who is acting (e.g. --actor ada@acme.test); it is empty.\n",
+      ]);
+    }
+    const env = await postel(undefined, ["prune", "--older-than", "1d", "--yes"], {
+      POSTEL_ACTOR: "x".repeat(201),
+    });
+    expect(env.stderr).toBe("postel: USAGE: POSTEL_ACTOR must be at most 200 characters; it has 201.\n");
+  });
+});
+
 describe("usage errors exit 2", () => {
   let sqlite: TestDatabase;
   beforeAll(async () => {
@@ -72,6 +104,8 @@ describe("usage errors exit 2", () => {
     [["replay"], "Say what to replay"],
     [["replay", "--endpoint", "ep_1", "--yes"], "--endpoint needs --since"],
     [["endpoints", "show", "ep_1", "extra"], 'Unexpected argument "extra"'],
+    [["endpoints", "disable", "ep_1", "--actor", ""], "--actor must name who is acting"],
+    [["stats", "--actor", "x".repeat(201)], "--actor must be at most 200 characters"],
   ])("postel %j", async (args, message) => {
     const run = await postel(sqlite.url, args);
     expect(run.code).toBe(2);

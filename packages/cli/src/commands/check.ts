@@ -1,4 +1,5 @@
 import type { Args, OptionSpec } from "../args.js";
+import { countText } from "../capped-counts.js";
 import {
   CHECK_NAMES,
   type CheckName,
@@ -96,7 +97,7 @@ function readThresholds(args: Args): Thresholds {
 
 function shown(name: CheckName, value: number | null, atLeast: boolean): string {
   if (name === "oldest-due") return value === null ? "none due" : formatDuration(value);
-  return `${atLeast ? ">= " : ""}${value}`;
+  return countText(value ?? 0, atLeast);
 }
 
 /** `check`. */

@@ -3,6 +3,7 @@ import type { Args } from "../args.js";
 import type { Command } from "../command.js";
 import { compact } from "../compact.js";
 import { usageError } from "../exit-codes.js";
+import { auditUrl } from "../record-action.js";
 import { endpointNotFound, headerFlags, printEndpoint, typesFlag, withHiddenHeaders } from "./endpoints.js";
 
 const update: Command = {
@@ -48,9 +49,11 @@ const update: Command = {
   details: [
     "Only what is given changes. `default` gives a limit back to the app's configuration.",
     "Prints the endpoint as it is now (header values as ***). JSON: the endpoint.",
+    "Recorded in the audit log as endpoint.update (the fields changed and a new URL; no header value).",
     "Example: postel endpoints update ep_01J… --url https://hooks.example.com/v2 --rate-limit 20",
   ],
-  async run({ args, out, open }) {
+  audited: true,
+  async run({ args, out, open, record }) {
     const id = args.positional(0, "the endpoint id");
     args.expectPositionals(1);
     const db = await open({ allowPrivateNetworks: args.flag("allow-private-networks") });
@@ -72,6 +75,11 @@ const update: Command = {
       );
     }
     const endpoint = await db.postel.outbound.endpoints.update(id, input);
+    await record({
+      action: "endpoint.update",
+      target: id,
+      detail: { fields: Object.keys(input).join(","), url: input.url && auditUrl(input.url) },
+    });
     if (out.json) return out.data(withHiddenHeaders(endpoint));
     printEndpoint(out, endpoint);
   },
@@ -85,8 +93,10 @@ const remove: Command = {
   details: [
     "Asks first on a terminal; elsewhere (a script, a pipe) it needs --yes.",
     "JSON: { deleted: true, endpoint } (header values as ***).",
+    "Recorded in the audit log as endpoint.delete (with its URL).",
   ],
-  async run({ args, out, open, confirm }) {
+  audited: true,
+  async run({ args, out, open, confirm, record }) {
     const id = args.positional(0, "the endpoint id");
     args.expectPositionals(1);
     const db = await open();
@@ -102,6 +112,7 @@ const remove: Command = {
       if (!yes) return out.note(`Not deleted: ${id} is as it was.`);
     }
     await db.postel.outbound.endpoints.delete(id);
+    await record({ action: "endpoint.delete", target: id, detail: { url: auditUrl(endpoint.url) } });
     if (out.json) return out.data({ deleted: true, endpoint: withHiddenHeaders(endpoint) });
     printEndpoint(out, endpoint);
     out.text(`Deleted ${id}: its pending and held deliveries are cancelled; its history stays.`);

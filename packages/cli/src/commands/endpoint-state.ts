@@ -1,17 +1,23 @@
 import type { Command } from "../command.js";
 import { formatDuration } from "../time.js";
-import { printEndpoint, withHiddenHeaders } from "./endpoints.js";
+import { endpointNotFound, printEndpoint, withHiddenHeaders } from "./endpoints.js";
 
 const enable: Command = {
   name: "endpoints enable",
   summary: "Back to active (from disabled or circuit-open); its held deliveries resume",
   operands: ["<id>"],
   options: {},
-  details: ["JSON: the endpoint."],
-  async run({ args, out, open }) {
+  details: ["JSON: the endpoint. Recorded in the audit log as endpoint.enable (with the state it left)."],
+  audited: true,
+  async run({ args, out, open, record }) {
     const id = args.positional(0, "the endpoint id");
     args.expectPositionals(1);
-    const endpoint = await (await open()).postel.outbound.endpoints.enable(id);
+    const { endpoints } = (await open()).postel.outbound;
+    const before = await endpoints.get(id);
+    if (before === null) throw endpointNotFound(id);
+    const endpoint = await endpoints.enable(id);
+    // From circuit-open this closes the circuit: the log says which, as the dashboard's does.
+    await record({ action: "endpoint.enable", target: id, detail: { was: before.state } });
     if (out.json) return out.data(withHiddenHeaders(endpoint));
     printEndpoint(out, endpoint);
   },
@@ -28,12 +34,14 @@ const disable: Command = {
       description: 'why, shown by `endpoints show` (default "manual")',
     },
   },
-  details: ["JSON: the endpoint."],
-  async run({ args, out, open }) {
+  details: ["JSON: the endpoint. Recorded in the audit log as endpoint.disable (with the reason)."],
+  audited: true,
+  async run({ args, out, open, record }) {
     const id = args.positional(0, "the endpoint id");
     args.expectPositionals(1);
     const reason = args.string("reason");
     const endpoint = await (await open()).postel.outbound.endpoints.disable(id, reason);
+    await record({ action: "endpoint.disable", target: id, detail: { reason: endpoint.disabledReason } });
     if (out.json) return out.data(withHiddenHeaders(endpoint));
     printEndpoint(out, endpoint);
   },
@@ -51,13 +59,18 @@ const rotateSecret: Command = {
     },
     "show-secret": { type: "boolean", description: "print the new secret" },
   },
-  details: ["JSON: { endpointId, overlapMs } (and `secret` only with --show-secret)."],
-  async run({ args, out, open }) {
+  details: [
+    "JSON: { endpointId, overlapMs } (and `secret` only with --show-secret).",
+    "Recorded in the audit log as secret.rotate (the overlap, and whether it was shown; never the secret).",
+  ],
+  audited: true,
+  async run({ args, out, open, record }) {
     const id = args.positional(0, "the endpoint id");
     args.expectPositionals(1);
     const overlapMs = args.duration("overlap") ?? 86_400_000;
     const secret = await (await open()).postel.outbound.endpoints.rotateSecret(id, { overlap: overlapMs });
     const shown = args.flag("show-secret");
+    await record({ action: "secret.rotate", target: id, detail: { overlap: overlapMs, secretShown: shown } });
     if (out.json) return out.data({ endpointId: id, overlapMs, ...(shown ? { secret } : {}) });
     out.text(
       `Rotated the signing secret of ${id}; the old one keeps signing for ${formatDuration(overlapMs)}.`,
@@ -72,11 +85,17 @@ const secret: Command = {
   summary: "Print an endpoint's current signing secret (the only command that does, unasked)",
   operands: ["<id>"],
   options: {},
-  details: ["Prints the secret alone on one line. JSON: { endpointId, secret }."],
-  async run({ args, out, open }) {
+  details: [
+    "Prints the secret alone on one line. JSON: { endpointId, secret }.",
+    "Recorded in the audit log as secret.reveal before it is printed, as the dashboard does.",
+  ],
+  audited: true,
+  async run({ args, out, open, record }) {
     const id = args.positional(0, "the endpoint id");
     args.expectPositionals(1);
     const value = await (await open()).postel.outbound.endpoints.secret(id);
+    // A reveal cannot be taken back: none is printed unrecorded.
+    await record({ action: "secret.reveal", target: id });
     if (out.json) return out.data({ endpointId: id, secret: value });
     out.text(value);
   },

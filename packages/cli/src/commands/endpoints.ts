@@ -4,7 +4,9 @@ import { type Command, nextPageHint, PAGE_OPTIONS, pageLimit } from "../command.
 import { compact } from "../compact.js";
 import { usageError } from "../exit-codes.js";
 import type { Output } from "../output.js";
+import { auditUrl } from "../record-action.js";
 import { formatDuration, formatTime, percent } from "../time.js";
+import { printActivity, printHealth, printRecentAttempts } from "./endpoint-activity.js";
 
 const STATES: readonly EndpointState[] = ["active", "circuit-open", "disabled"];
 
@@ -129,37 +131,43 @@ const list: Command = {
 
 const show: Command = {
   name: "endpoints show",
-  summary: "One endpoint: state, breaker, limits and recent health (never its secret)",
+  summary: "One endpoint: its settings, why it fails (last status, error, response), its attempts",
   operands: ["<id>"],
   options: {
     window: { type: "string", value: "<duration>", description: 'health over this long (default "1h")' },
   },
   details: [
-    "JSON: { endpoint, health } (health: the endpoint's line of `postel stats`).",
+    "After the settings: what its receiver answered last (status, error, the start of the response),",
+    "the last success and since when it fails (over the last 24h; 'around' a time known to 10s), the",
+    "circuit's next probe, its health over --window, and its newest attempts.",
+    "JSON: { endpoint, health, countCap, activity } (health: the endpoint's line of `postel stats`, each",
+    "count stopped at countCap; activity: postel.outbound.endpoints.activity(id)).",
     "Custom header values are printed as ***. Read the signing secret with `postel endpoints secret <id>`.",
   ],
   async run({ args, out, open }) {
     const id = args.positional(0, "the endpoint id");
     args.expectPositionals(1);
     const windowMs = args.duration("window") ?? 3_600_000;
-    const db = await open();
-    const endpoint = await db.postel.outbound.endpoints.get(id);
+    const { endpoints, stats } = (await open()).postel.outbound;
+    const endpoint = await endpoints.get(id);
     if (endpoint === null) throw endpointNotFound(id);
-    const stats = await db.postel.outbound.stats({ window: windowMs, endpointId: id });
-    const health = stats.endpoints[0] ?? null;
-    if (out.json) return out.data({ endpoint: withHiddenHeaders(endpoint), health });
-    printEndpoint(out, endpoint);
-    if (health === null) return;
-    out.heading(`Health, last ${formatDuration(windowMs)}`);
-    out.fields([
-      ["attempts", health.attempts],
-      ["failures", health.failures],
-      ["failure rate", percent(health.failureRate) || "-"],
-      ["due", health.due],
-      ["in flight", health.inFlight],
-      ["held", health.held],
-      ["dead letters", health.deadLetters],
+    const [snapshot, activity] = await Promise.all([
+      stats({ window: windowMs, endpointId: id }),
+      endpoints.activity(id),
     ]);
+    const health = snapshot.endpoints[0] ?? null;
+    if (out.json) {
+      return out.data({
+        endpoint: withHiddenHeaders(endpoint),
+        health,
+        countCap: snapshot.countCap,
+        activity,
+      });
+    }
+    printEndpoint(out, endpoint);
+    printActivity(out, activity);
+    if (health !== null) printHealth(out, snapshot, health);
+    printRecentAttempts(out, activity);
   },
 };
 
@@ -188,8 +196,12 @@ const create: Command = {
     },
     "show-secret": { type: "boolean", description: "print the generated signing secret" },
   },
-  details: ["JSON: the endpoint (with `secret` only when --show-secret is given)."],
-  async run({ args, out, open }) {
+  details: [
+    "JSON: the endpoint (with `secret` only when --show-secret is given).",
+    "Recorded in the audit log as endpoint.create (its URL and types; never the secret).",
+  ],
+  audited: true,
+  async run({ args, out, open, record }) {
     args.expectPositionals(0);
     const url = args.required("url");
     const types = typesFlag(args);
@@ -207,6 +219,15 @@ const create: Command = {
     const secret = args.flag("show-secret")
       ? await db.postel.outbound.endpoints.secret(endpoint.id)
       : undefined;
+    await record({
+      action: "endpoint.create",
+      target: endpoint.id,
+      detail: {
+        url: auditUrl(endpoint.url),
+        types: endpoint.types.join(","),
+        secretShown: secret !== undefined,
+      },
+    });
     if (out.json) return out.data({ ...withHiddenHeaders(endpoint), ...(secret ? { secret } : {}) });
     printEndpoint(out, endpoint);
     if (secret) out.fields([["secret", secret]]);

@@ -29,14 +29,16 @@ const command: Command = {
   details: [
     "Deletes finished messages (dispatched, dead-lettered, expired) with all their deliveries and",
     "attempts, then the endpoint health counters of the same age; pending and unfinished work is kept.",
-    "Ctrl-C stops after the batch in progress; run it again to go on.",
+    "Ctrl-C stops after the batch in progress; run it again to go on. Recorded in the audit log as",
+    "history.prune (the age and what was deleted); a dry run records nothing.",
     "JSON: { messages, deliveries, attempts, healthBuckets, complete, finishedBefore }; with --dry-run,",
     "{ dryRun: true, messages, deliveries, attempts, complete, finishedBefore } (health counters not counted).",
     "Examples:",
     "  postel prune --older-than 90d --dry-run",
     "  postel prune --older-than 90d --yes",
   ],
-  async run({ args, out, open, now, interrupted }) {
+  audited: true,
+  async run({ args, out, open, now, interrupted, record }) {
     args.expectPositionals(0);
     const olderThan = args.duration("older-than");
     if (olderThan === undefined) throw usageError('Say how old: --older-than <duration>, e.g. "90d".');
@@ -64,6 +66,11 @@ const command: Command = {
           `that finished before ${before}, and the endpoint health counters of that age; nothing was deleted.${early}`,
       );
     }
+    await record({
+      action: "history.prune",
+      target: null,
+      detail: { olderThan, finishedBefore: before, ...total },
+    });
     if (out.json) return out.data({ ...total, finishedBefore: before });
     out.text(
       `Deleted ${total.messages} messages (${total.deliveries} deliveries, ${total.attempts} attempts) and ` +

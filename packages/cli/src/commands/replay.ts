@@ -1,10 +1,11 @@
-import type { DeliveryStatus, ReplaySelection } from "@postel/core";
+import type { DeliveryStatus, ReplayedDelivery, ReplaySelection } from "@postel/core";
 import type { Args } from "../args.js";
 import type { Command } from "../command.js";
 import { compact } from "../compact.js";
 import { usageError } from "../exit-codes.js";
 import type { Output } from "../output.js";
 import { PROGRESS_OPTION, progressLine } from "../progress.js";
+import type { OperatorAction } from "../record-action.js";
 import { TIME_RANGE_OPTIONS } from "./messages.js";
 
 const REPLAYABLE: readonly DeliveryStatus[] = ["succeeded", "failed", "dead-lettered", "expired"];
@@ -49,6 +50,8 @@ const command: Command = {
     "--since/--until select messages by creation time. Progress goes to stderr on a terminal.",
     "JSON: { replayed, deliveries: [{ messageId, deliveryId, endpointId, webhookId }] }; with --dry-run,",
     "{ dryRun: true, wouldReplay, messages, deliveries }. A delivery still pending or held is refused (exit 2).",
+    "Recorded in the audit log as delivery.replay (--delivery, or one --message with --endpoint),",
+    "message.replay (--message) or endpoint.replay (--endpoint --since); a dry run records nothing.",
     "Examples:",
     "  postel replay --delivery dlv_01J...                       (one delivery, e.g. a dead letter)",
     "  postel replay --message msg_01J...",
@@ -56,7 +59,8 @@ const command: Command = {
     "  postel replay --endpoint ep_01J... --since 1d --status dead-lettered --dry-run",
     "  postel replay --endpoint ep_01J... --since 1d --status dead-lettered --yes",
   ],
-  async run({ args, out, open, now }) {
+  audited: true,
+  async run({ args, out, open, now, record }) {
     args.expectPositionals(0);
     const dryRun = args.flag("dry-run");
     const selection = selectionOf(args, now(), dryRun);
@@ -85,6 +89,14 @@ const command: Command = {
         `Would replay ${deliveries.length} deliveries (of ${messages} messages); nothing was changed.`,
       );
     }
+    await record(
+      replayAction(selection, deliveries, {
+        replayed: deliveries.length,
+        fresh: args.flag("fresh-webhook-id"),
+        status: status.length > 0 ? status.join(",") : undefined,
+        limit,
+      }),
+    );
     if (out.json) return out.data({ replayed: deliveries.length, deliveries });
     out.text(
       deliveries.length === 0
@@ -94,7 +106,13 @@ const command: Command = {
   },
 };
 
-function selectionOf(args: Args, now: number, dryRun: boolean): ReplaySelection {
+/** What the command can select: deliveries, messages (one endpoint's delivery of each), or an endpoint's range. */
+type Selection = Extract<
+  ReplaySelection,
+  { deliveryIds: string[] } | { messageIds: string[] } | { since: unknown }
+>;
+
+function selectionOf(args: Args, now: number, dryRun: boolean): Selection {
   const deliveryIds = args.strings("delivery").flatMap((ids) => ids.split(",").map((id) => id.trim()));
   const messageIds = args.strings("message");
   const endpointId = args.string("endpoint");
@@ -119,6 +137,42 @@ function selectionOf(args: Args, now: number, dryRun: boolean): ReplaySelection 
     );
   }
   return compact({ endpointId, since, until: args.time("until", now) });
+}
+
+// The dashboard's names: one delivery (a message × endpoint too) is delivery.replay, a whole message
+// message.replay; a replay by endpoint and time range is endpoint.replay. Many ids go in the detail.
+function replayAction(
+  selection: Selection,
+  replayed: ReplayedDelivery[],
+  detail: NonNullable<OperatorAction["detail"]>,
+): OperatorAction {
+  const one = (ids: readonly string[]) => (ids.length === 1 ? ids[0]! : null);
+  const many = (ids: readonly string[]) => (ids.length > 1 ? ids.join(",") : undefined);
+  if ("deliveryIds" in selection) {
+    const ids = selection.deliveryIds;
+    return { action: "delivery.replay", target: one(ids), detail: { ...detail, deliveryIds: many(ids) } };
+  }
+  if ("messageIds" in selection) {
+    const ids = selection.messageIds;
+    const endpointId = selection.endpointId;
+    if (ids.length === 1 && endpointId !== undefined) {
+      const target = replayed[0]?.deliveryId ?? null;
+      return { action: "delivery.replay", target, detail: { ...detail, messageId: ids[0], endpointId } };
+    }
+    return {
+      action: "message.replay",
+      target: one(ids),
+      detail: { ...detail, messageIds: many(ids), endpointId },
+    };
+  }
+  const { endpointId, since, until } = selection;
+  const iso = (time: Date | number | undefined) =>
+    time === undefined ? undefined : new Date(time).toISOString();
+  return {
+    action: "endpoint.replay",
+    target: endpointId,
+    detail: { ...detail, since: iso(since), until: iso(until) },
+  };
 }
 
 // "replaying 1200/100000 (1%)".

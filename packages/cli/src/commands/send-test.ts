@@ -28,10 +28,12 @@ const sendTest: Command = {
   details: [
     "The event is enqueued like any other and sent by your running workers: signed, retried and recorded,",
     "its message marked with testEndpointId. The endpoint gets it whatever its types; no other endpoint does.",
-    "Prints the message id; follow it with `postel messages show <id>`.",
+    "Prints the message id; follow it with `postel messages show <id>`. Recorded in the audit log as",
+    "endpoint.test (the type and the message id).",
     "Example: postel endpoints send-test ep_01J… --type order.created --catalog dist/events.js",
   ],
-  async run({ args, out, open }) {
+  audited: true,
+  async run({ args, out, open, record }) {
     args.expectPositionals(1);
     const id = args.positional(0, "endpoint id");
     const type = args.required("type");
@@ -50,6 +52,7 @@ const sendTest: Command = {
       type,
       ...(data !== undefined ? { data } : {}),
     });
+    await record({ action: "endpoint.test", target: id, detail: { type, messageId: result.id } });
     if (out.json) return out.data({ messageId: result.id, endpointId: id, type });
     out.text(result.id);
     out.note(`Queued a test ${type} for ${id}; follow it with: postel messages show ${result.id}`);

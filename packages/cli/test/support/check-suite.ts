@@ -154,6 +154,12 @@ export function describeCheckCommand(name: string, createDatabase: () => Promise
       expect(JSON.parse(exact.stdout).checks).toEqual([
         { name: "dead-letters", value: STATS_COUNT_CAP + 1, atLeast: false, threshold: 5000, ok: true },
       ]);
+      // postel stats marks the same counts, overall and for the endpoint that stopped at the cap.
+      const stats = await postel(database.url, ["stats"]);
+      expect(stats.stdout).toMatch(/^dead letters +>= 1001$/m);
+      expect(stats.stdout).toMatch(/ +>= 1000 +0 +\d+ +100\.0%$/m);
+      expect(stats.stderr).toBe('Counts shown as ">= n" stopped at 1000; --exact counts every row.\n');
+      expect((await postel(database.url, ["stats", "--exact"])).stdout).toMatch(/^dead letters +1001$/m);
     }, 120_000);
   });
 }

@@ -8,6 +8,7 @@ import {
   type Storage,
 } from "@postel/core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { formatTime } from "../../src/time.js";
 import { type CliRun, postel, postelJson, spawnPostel } from "./cli.js";
 import type { TestDatabase } from "./databases.js";
 import { application, drainAll, startReceiver } from "./seed.js";
@@ -17,8 +18,8 @@ const BULK = 300;
 /**
  * Every command, run as the built binary against a real database that a real application (Postel
  * with a receiver on 127.0.0.1) has written to: one healthy endpoint, one whose receiver answers 500,
- * and one that dead-letters a few hundred messages (for bulk replay). One test file per database, so
- * they run in parallel.
+ * one that answers 400 (a permanent failure), and one that dead-letters a few hundred messages (for
+ * bulk replay). One test file per database, so they run in parallel.
  */
 export function describeCommands(name: string, createDatabase: () => Promise<TestDatabase>): void {
   describe(`postel on ${name}`, () => {
@@ -28,8 +29,10 @@ export function describeCommands(name: string, createDatabase: () => Promise<Tes
     let ok: Endpoint;
     let failing: Endpoint;
     let bulk: Endpoint;
+    let rejecting: Endpoint;
     let delivered: string;
     let deadLettered: string;
+    let rejected: string;
     const run = (...args: string[]) => postel(database.url, args);
     const json = <T = Record<string, unknown>>(...args: string[]) => postelJson<T>(database.url, args);
 
@@ -47,8 +50,10 @@ export function describeCommands(name: string, createDatabase: () => Promise<Tes
       });
       failing = await endpoints.create({ url: receiver.url("/fail"), types: ["order.failed"] });
       bulk = await endpoints.create({ url: receiver.url("/fail"), types: ["bulk.*"] });
+      rejecting = await endpoints.create({ url: receiver.url("/bad"), types: ["order.rejected"] });
       delivered = (await app.outbound.send({ type: "order.created", data: { id: 1 } })).id;
       deadLettered = (await app.outbound.send({ type: "order.failed", data: { id: 2 } })).id;
+      rejected = (await app.outbound.send({ type: "order.rejected", data: { id: 3 } })).id;
       await app.outbound.sendBatch(
         Array.from({ length: BULK }, (_, i) => ({ type: "bulk.item", data: { i } })),
       );
@@ -89,21 +94,28 @@ export function describeCommands(name: string, createDatabase: () => Promise<Tes
         "--cursor",
         first.nextCursor!,
       );
-      expect(second).toEqual({ items: [expect.objectContaining({ id: bulk.id })], nextCursor: null });
+      expect(second).toEqual({
+        items: [expect.objectContaining({ id: bulk.id }), expect.objectContaining({ id: rejecting.id })],
+        nextCursor: null,
+      });
       const limited = await run("endpoints", "list", "--limit", "2");
       expect(limited.stderr).toContain(`--cursor ${first.nextCursor}`);
       const disabled = await json<{ items: Endpoint[] }>("endpoints", "list", "--state", "disabled");
       expect(disabled.items).toEqual([]);
     });
 
-    test("endpoints show prints state, limits and recent health, never the secret", async () => {
+    test("endpoints show prints state, limits, why it fails and recent health, never the secret", async () => {
       const shown = await run("endpoints", "show", failing.id);
       expect(shown.code).toBe(0);
       expect(shown.stdout).toMatch(/state\s+active/);
+      expect(shown.stdout).toMatch(/last status\s+500 (retryable|permanent), \d+ms, 20\S+Z \(.+ ago\)\n/);
+      expect(shown.stdout).toMatch(/last response\s+boom: receiver is down\n/);
+      expect(shown.stdout).toMatch(/last success\s+none in the last 24h\n/);
       expect(shown.stdout).toMatch(/attempts\s+1\n/);
       expect(shown.stdout).toMatch(/failures\s+1\n/);
-      expect(shown.stdout).toMatch(/dead letters\s+1/);
-      const data = await json<{ endpoint: Endpoint; health: Record<string, unknown> }>(
+      expect(shown.stdout).toMatch(/dead letters\s+1\n/);
+      expect(shown.stdout).toMatch(/failed\s+0\n/);
+      const data = await json<{ endpoint: Endpoint; health: Record<string, unknown>; activity: unknown }>(
         "endpoints",
         "show",
         ok.id,
@@ -120,6 +132,15 @@ export function describeCommands(name: string, createDatabase: () => Promise<Tes
         failures: 0,
         failureRate: 0,
         deadLetters: 0,
+        failed: 0,
+      });
+      expect(data.activity).toMatchObject({
+        endpointId: ok.id,
+        lastAttempt: { messageId: delivered, statusCode: 200, outcome: "success", responseSnippet: "thanks" },
+        lastFailure: null,
+        lastSuccess: { exact: true },
+        failingSince: null,
+        recent: [expect.objectContaining({ messageId: delivered })],
       });
     });
 
@@ -218,7 +239,7 @@ export function describeCommands(name: string, createDatabase: () => Promise<Tes
         "--limit",
         "1000",
       );
-      expect(all.items).toHaveLength(BULK + 2);
+      expect(all.items).toHaveLength(BULK + 3);
       expect(all.nextCursor).toBeNull();
       const dead = await json<{ items: Message[] }>(
         "messages",
@@ -288,6 +309,8 @@ export function describeCommands(name: string, createDatabase: () => Promise<Tes
         "1000",
       );
       expect(all.items).toHaveLength(BULK + 1);
+      // A permanent failure is not a dead letter: `failed list` has it.
+      expect(all.items.map((d) => d["messageId"])).not.toContain(rejected);
       const one = await json<{ items: Record<string, unknown>[] }>(
         "dead-letters",
         "list",
@@ -315,20 +338,70 @@ export function describeCommands(name: string, createDatabase: () => Promise<Tes
       expect(page.nextCursor).not.toBeNull();
     });
 
-    test("stats prints the backlog, dead letters and per-endpoint failure rates", async () => {
+    test("failed list shows what failed permanently, and no dead letter; it says how to replay them", async () => {
+      const all = await json<{ items: Record<string, unknown>[]; nextCursor: string | null }>(
+        "failed",
+        "list",
+      );
+      expect(all).toEqual({
+        items: [
+          {
+            status: "failed",
+            deliveryId: expect.any(String),
+            messageId: rejected,
+            endpointId: rejecting.id,
+            webhookId: expect.any(String),
+            type: "order.rejected",
+            tenantId: null,
+            attemptsMade: 1,
+            lastError: expect.stringContaining("400"),
+            createdAt: expect.any(Number),
+            deadLetteredAt: expect.any(Number),
+          },
+        ],
+        nextCursor: null,
+      });
+      const table = await run("failed", "list", "--since", "1h");
+      expect(table.code, table.stderr).toBe(0);
+      expect(table.stdout).toMatch(/^MESSAGE\s+ENDPOINT\s+TYPE\s+ATTEMPTS\s+FAILED\s+LAST ERROR\n/);
+      expect(table.stdout).toMatch(
+        new RegExp(`${rejected}\\s+${rejecting.id}\\s+order.rejected\\s+1\\s+20\\S+Z\\s+HTTP 400`),
+      );
+      expect(table.stdout).not.toContain(deadLettered);
+      const none = await run("failed", "list", "--endpoint", failing.id);
+      expect([none.code, none.stdout, none.stderr]).toEqual([0, "", "No permanently failed deliveries.\n"]);
+      const help = await run("failed", "list", "--help");
+      expect(help.stdout).toContain("postel replay --endpoint <id> --since <time> --status failed --yes");
+    });
+
+    test("stats prints the backlog, dead letters, permanent failures and per-endpoint failure rates", async () => {
       const data = await json<{ endpoints: unknown[] }>("stats", "--window", "1h");
       expect(data).toMatchObject({
         windowMs: 3_600_000,
         backlog: { due: 0, held: 0, unfanned: 0 },
         deadLetters: BULK + 1,
-        attempts: { total: BULK + 2, failures: BULK + 1 },
+        failed: 1,
+        countCap: 1000,
+        capped: false,
+        attempts: { total: BULK + 3, failures: BULK + 2 },
       });
       expect(data.endpoints).toContainEqual(expect.objectContaining({ id: ok.id, attempts: 1, failures: 0 }));
       const table = await run("stats");
-      expect(table.stdout).toMatch(/dead letters\s+301/);
+      expect(table.stdout).toMatch(/dead letters\s+301\n/);
+      expect(table.stdout).toMatch(/failed\s+1\n/);
       expect(table.stdout).toMatch(
-        new RegExp(`${failing.id}\\s+active\\s+\\S+\\s+0\\s+0\\s+0\\s+1\\s+1\\s+100.0%`),
+        /ENDPOINT\s+STATE\s+URL\s+DUE\s+IN FLIGHT\s+HELD\s+DEAD\s+FAILED\s+ATTEMPTS\s+FAIL %\n/,
       );
+      // DUE, IN FLIGHT, HELD, DEAD, FAILED, ATTEMPTS, FAIL %.
+      expect(table.stdout).toMatch(
+        new RegExp(`${failing.id}\\s+active\\s+\\S+\\s+0\\s+0\\s+0\\s+1\\s+0\\s+1\\s+100.0%`),
+      );
+      expect(table.stdout).toMatch(
+        new RegExp(`${rejecting.id}\\s+active\\s+\\S+\\s+0\\s+0\\s+0\\s+0\\s+1\\s+1\\s+100.0%`),
+      );
+      expect(table.stderr).toBe("");
+      const exact = await json<{ countCap: number | null; failed: number }>("stats", "--exact");
+      expect(exact).toMatchObject({ countCap: null, failed: 1 });
     });
 
     test("replay by message re-enqueues it; by endpoint it needs --yes and reports progress", async () => {
@@ -549,6 +622,68 @@ export function describeCommands(name: string, createDatabase: () => Promise<Tes
       expect(undeclared.code).toBe(2);
       expect(undeclared.stderr).toContain("UNKNOWN_EVENT_TYPE");
       await drainAll(app);
+    });
+
+    // After send-test, for the same reason.
+    test("endpoints show says why an endpoint fails: its 503 and body, the last success, since when, each attempt", async () => {
+      const why = await app.outbound.endpoints.create({ url: receiver.url("/why"), types: ["why.*"] });
+      receiver.answer("/why", 200, "fine");
+      const first = (await app.outbound.send({ type: "why.ping", data: { n: 1 } })).id;
+      await drainAll(app);
+      receiver.answer("/why", 503, "down for maintenance until 04:00");
+      const second = (await app.outbound.send({ type: "why.ping", data: { n: 2 } })).id;
+      await drainAll(app);
+      // Endpoints earlier tests created for every type get these messages too.
+      const attemptOf = async (id: string) =>
+        (await app.outbound.messages.attempts(id)).find((a) => a.endpointId === why.id);
+      const success = await attemptOf(first);
+      const failure = await attemptOf(second);
+      const at = formatTime;
+
+      const shown = await run("endpoints", "show", why.id);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toMatch(
+        new RegExp(
+          `last status\\s+503 (retryable|permanent), \\d+ms, ${at(failure!.startedAt)} \\(.+ ago\\)\\n`,
+        ),
+      );
+      expect(shown.stdout).toMatch(new RegExp(`last error\\s+HTTP 503, ${at(failure!.startedAt)} `));
+      expect(shown.stdout).toMatch(/last response\s+down for maintenance until 04:00\n/);
+      expect(shown.stdout).toMatch(new RegExp(`last success\\s+${at(success!.startedAt)} \\(.+ ago\\)\\n`));
+      expect(shown.stdout).toMatch(new RegExp(`failing since\\s+${at(failure!.startedAt)} \\(.+ ago\\)\\n`));
+      expect(shown.stdout).toMatch(/next probe\s+none: the circuit is closed\n/);
+      expect(shown.stdout).toMatch(/dead letters\s+1\n/);
+      // Newest first: the 503, then the 200.
+      expect(shown.stdout).toMatch(
+        new RegExp(
+          `TIME\\s+#\\s+OUTCOME\\s+STATUS\\s+LATENCY\\s+MESSAGE\\s+ERROR\\n` +
+            `${at(failure!.startedAt)}\\s+1\\s+(retryable|permanent)\\s+503\\s+\\d+ms\\s+${second}\\s+HTTP 503\\n` +
+            `${at(success!.startedAt)}\\s+1\\s+success\\s+200\\s+\\d+ms\\s+${first}\\n$`,
+        ),
+      );
+
+      const data = await json<{ endpoint: Endpoint; health: unknown; countCap: number; activity: unknown }>(
+        "endpoints",
+        "show",
+        why.id,
+      );
+      expect(data.countCap).toBe(10_000);
+      expect(data.activity).toMatchObject({
+        endpointId: why.id,
+        state: "active",
+        lastAttempt: {
+          id: failure!.id,
+          statusCode: 503,
+          responseSnippet: "down for maintenance until 04:00",
+        },
+        lastFailure: { id: failure!.id },
+        lastSuccess: { at: success!.startedAt, exact: true },
+        failingSince: { at: failure!.startedAt, exact: true },
+        nextProbeAt: null,
+        waitingForTraffic: false,
+        recent: [expect.objectContaining({ id: failure!.id }), expect.objectContaining({ id: success!.id })],
+        lookbackMs: 86_400_000,
+      });
     });
   });
 }

@@ -1,3 +1,4 @@
+import { hostname, userInfo } from "node:os";
 import { type Endpoint, ManualClock, type PostelInstance, type Storage } from "@postel/core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { main } from "../../src/main.js";
@@ -224,6 +225,105 @@ export function describeEditCommands(name: string, createDatabase: () => Promise
         messages: 3,
         deliveries: 3,
       });
+    });
+
+    test("each change is recorded in the audit log as --actor from the cli; a dry run or a bad actor records nothing", async () => {
+      const entries = async () => (await app.outbound.auditLog.list({ limit: 1000 })).items;
+      const endpoint = await app.outbound.endpoints.create({
+        url: receiver.url("/fail"),
+        types: ["audit.*"],
+      });
+      await app.outbound.send({ type: "audit.item", data: {} });
+      await drainAll(app);
+      const before = await entries();
+
+      // Refused before anything changes: exit 2, the endpoint as it was, nothing recorded.
+      const refusals = await Promise.all([
+        run("endpoints", "disable", endpoint.id, "--actor", ""),
+        run("endpoints", "disable", endpoint.id, "--actor", "a".repeat(201)),
+        postel(database.url, ["endpoints", "disable", endpoint.id], { POSTEL_ACTOR: "a".repeat(201) }),
+        run("replay", "--endpoint", endpoint.id, "--since", "1h", "--yes", "--actor", " "),
+      ]);
+      expect(
+        refusals.map((r) => [r.code, /^postel: USAGE: (--actor|POSTEL_ACTOR) must /.test(r.stderr)]),
+      ).toEqual(Array(4).fill([2, true]));
+      expect((await app.outbound.endpoints.get(endpoint.id))?.state).toBe("active");
+      const dryRuns = await Promise.all([
+        run("replay", "--endpoint", endpoint.id, "--since", "1h", "--dry-run", "--actor", "ada"),
+        run("prune", "--older-than", "1d", "--dry-run", "--actor", "ada"),
+      ]);
+      for (const dry of dryRuns) expect(dry.code, dry.stderr).toBe(0);
+      expect(await entries()).toEqual(before);
+
+      const replayed = await run(
+        "replay",
+        "--endpoint",
+        endpoint.id,
+        "--since",
+        "1h",
+        "--status",
+        "dead-lettered",
+        "--yes",
+        "--actor",
+        "ada@acme.test",
+      );
+      expect(replayed.code, replayed.stderr).toBe(0);
+      expect(replayed.stderr).toBe("");
+      const disabled = await run(
+        "endpoints",
+        "disable",
+        endpoint.id,
+        "--reason",
+        "audit",
+        "--actor",
+        "ada@acme.test",
+      );
+      expect(disabled.code, disabled.stderr).toBe(0);
+      // POSTEL_ACTOR without --actor; without either, the OS account, marked as such.
+      const enabled = await postel(database.url, ["endpoints", "enable", endpoint.id], {
+        POSTEL_ACTOR: "deploy-bot",
+      });
+      expect(enabled.code, enabled.stderr).toBe(0);
+      const rotated = await run("endpoints", "rotate-secret", endpoint.id, "--show-secret");
+      expect(rotated.code, rotated.stderr).toBe(0);
+
+      const recorded = (await entries()).slice(0, -before.length || undefined);
+      expect(recorded).toEqual([
+        expect.objectContaining({
+          actor: `os:${userInfo().username}@${hostname()}`,
+          action: "secret.rotate",
+          target: endpoint.id,
+          source: "cli",
+          detail: { overlap: 86_400_000, secretShown: true },
+        }),
+        expect.objectContaining({
+          actor: "deploy-bot",
+          action: "endpoint.enable",
+          target: endpoint.id,
+          source: "cli",
+          detail: { was: "disabled" },
+        }),
+        expect.objectContaining({
+          actor: "ada@acme.test",
+          action: "endpoint.disable",
+          target: endpoint.id,
+          source: "cli",
+          detail: { reason: "audit" },
+        }),
+        {
+          id: expect.stringMatching(/^aud_/),
+          at: expect.any(Number),
+          tenantId: null,
+          actor: "ada@acme.test",
+          action: "endpoint.replay",
+          target: endpoint.id,
+          source: "cli",
+          detail: { replayed: 1, fresh: false, status: "dead-lettered", since: expect.stringMatching(/Z$/) },
+          key: null,
+        },
+      ]);
+      // The secret it printed is not in the log.
+      expect(JSON.stringify(recorded)).not.toContain(rotated.stdout.trim().split("\n").at(-1));
     });
 
     // main() in this process, with a terminal on stdin and stderr that answers `answer`.

@@ -12,20 +12,29 @@ export interface ReceivedRequest {
 
 /**
  * A receiver on 127.0.0.1: `/ok` answers 200, `/fail` 500 and `/bad` 400, both with `failBody`
- * (default "boom: receiver is down"), whatever the query; it keeps every request.
+ * (default "boom: receiver is down"), whatever the query; `answer(path, status, body)` sets what
+ * another path answers from now on. It keeps every request.
  */
 export async function startReceiver(failBody = "boom: receiver is down"): Promise<{
   url(path: string): string;
+  answer(path: string, status: number, body: string): void;
   requests: ReceivedRequest[];
   close(): Promise<void>;
 }> {
   const requests: ReceivedRequest[] = [];
+  const answers = new Map<string, { status: number; body: string }>();
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       requests.push({ path: request.url ?? "", body: Buffer.concat(chunks) });
-      const path = (request.url ?? "").split("?")[0];
+      const path = (request.url ?? "").split("?")[0]!;
+      const answer = answers.get(path);
+      if (answer) {
+        response.writeHead(answer.status, { "content-type": "text/plain" });
+        response.end(answer.body);
+        return;
+      }
       const ok = path === "/ok";
       response.writeHead(ok ? 200 : path === "/bad" ? 400 : 500, { "content-type": "text/plain" });
       response.end(ok ? "thanks" : failBody);
@@ -35,6 +44,7 @@ export async function startReceiver(failBody = "boom: receiver is down"): Promis
   const { port } = server.address() as AddressInfo;
   return {
     url: (path) => `http://127.0.0.1:${port}${path}`,
+    answer: (path, status, body) => answers.set(path, { status, body }),
     requests,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
