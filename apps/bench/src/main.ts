@@ -8,6 +8,7 @@ import { buildBaseline, compareWithBaseline, guardRows, runScenarioOnce } from "
 import { SERVER_URL } from "./database.js";
 import { type Scenario, scaleFor } from "./scenario.js";
 import { BENCH_TENANT } from "./table-state.js";
+import { backlog } from "./scenarios/backlog.js";
 import { credentials, sqliteCredentials } from "./scenarios/credentials.js";
 import { dashboard } from "./scenarios/dashboard.js";
 import { drain, fanout } from "./scenarios/drain.js";
@@ -59,6 +60,7 @@ const SCENARIOS: Scenario[] = [
   telemetry,
   credentials,
   dashboard,
+  backlog,
   portal,
   failover,
   sqliteDrain,

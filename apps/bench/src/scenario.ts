@@ -46,6 +46,8 @@ export interface Scale {
   stateMessages: number;
   /** Finished messages beside them in the `history` table state (issue 25: 1,000,000). */
   stateHistory: number;
+  /** Pending deliveries of the outage `backlog` seeds (issue 28: 1,000,000). */
+  backlogDeliveries: number;
 }
 
 /** The sizes of a full run and of `--quick`. */
@@ -74,6 +76,7 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         peerMessages: 2_000,
         stateMessages: 4_000,
         stateHistory: 50_000,
+        backlogDeliveries: 50_000,
       }
     : {
         quick,
@@ -98,6 +101,7 @@ export function scaleFor(quick: boolean, runs?: number): Scale {
         peerMessages: 20_000,
         stateMessages: 20_000,
         stateHistory: 1_000_000,
+        backlogDeliveries: 1_000_000,
       };
 }
 
