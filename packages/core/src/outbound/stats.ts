@@ -127,6 +127,9 @@ export async function stats(
     since: at - windowMs,
     endpointId,
     countCap: countCap ?? undefined,
+    // A lease is renewed to `leaseDuration` from now; twice that leaves room for an instance
+    // configured with a longer one, which is then counted as scheduled beyond it.
+    leasesUntil: at + 2 * deps.config.workers.leaseDurationMs,
   });
   const reached = (c: DeliveryCounts) =>
     countCap !== null &&

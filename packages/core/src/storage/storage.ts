@@ -268,6 +268,12 @@ export interface StatsQuery {
    * cap means "at least". Absent: exact counts.
    */
   countCap?: number | undefined;
+  /**
+   * No live lease expires after this time (core passes `now` plus twice its own `leaseDuration`), so
+   * a storage may look for lease owners only among the pending deliveries due by then and count the
+   * later ones as scheduled without reading their rows. Absent: a lease may expire at any time.
+   */
+  leasesUntil?: number | undefined;
 }
 
 /** One endpoint's work, by state, at the time of a `stats` call. */

@@ -3,12 +3,13 @@ import type { Sql } from "postgres";
 import { epochMs, type RawRow, toAttempt } from "../internal/rows.js";
 
 // A delivery's first attempt lives in its row; it reached a final status or is still open.
-const FINAL = "(VALUES ('succeeded'), ('failed'), ('dead-lettered'), ('expired'), ('cancelled'))";
+export const FINAL = "(VALUES ('succeeded'), ('failed'), ('dead-lettered'), ('expired'), ('cancelled'))";
 // How far before the feed's time an endpoint's health buckets are looked at: an attempt's bucket is
 // that of its start, which is at most a request's duration (bounded by the lease) before its id.
 const ACTIVE_LOOKBACK_MS = 10 * 60_000;
 
-const FIRST_ATTEMPT = `d.first_attempt_id AS id, d.id AS delivery_id, d.message_id, d.endpoint_id, d.webhook_id,
+/** The columns of an attempt, read from a delivery's first attempt (`d`). */
+export const FIRST_ATTEMPT = `d.first_attempt_id AS id, d.id AS delivery_id, d.message_id, d.endpoint_id, d.webhook_id,
   1 AS attempt_number, d.first_attempt_started_at AS started_at, d.first_attempt_latency_ms AS latency_ms,
   d.first_attempt_outcome AS outcome, d.first_attempt_status_code AS status_code,
   d.first_attempt_error_code AS error_code, d.first_attempt_error AS error,

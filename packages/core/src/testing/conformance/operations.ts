@@ -335,6 +335,11 @@ export function operationsTests(context: ConformanceContext): void {
       expect(capped.unfanned).toBe(3);
       // A cap above every count changes nothing.
       expect(await storage.stats({ now, since: T0, countCap: 1_000 })).toEqual(exact);
+      // Nor does telling where leases end (the retries at T0 + 600 s lie beyond it), capped or not.
+      const leasesUntil = T0 + 120_000;
+      expect(await storage.stats({ now, since: T0, leasesUntil })).toEqual(exact);
+      expect(await storage.stats({ now, since: T0, countCap: 1_000, leasesUntil })).toEqual(exact);
+      expect(await storage.stats({ now, since: T0, countCap: 3, leasesUntil })).toEqual(capped);
     });
   });
 
