@@ -9,6 +9,7 @@ import { SERVER_URL } from "./database.js";
 import { type Scenario, scaleFor } from "./scenario.js";
 import { BENCH_TENANT } from "./table-state.js";
 import { backlog } from "./scenarios/backlog.js";
+import { tail } from "./scenarios/tail.js";
 import { credentials, sqliteCredentials } from "./scenarios/credentials.js";
 import { dashboard } from "./scenarios/dashboard.js";
 import { drain, fanout } from "./scenarios/drain.js";
@@ -61,6 +62,7 @@ const SCENARIOS: Scenario[] = [
   credentials,
   dashboard,
   backlog,
+  tail,
   portal,
   failover,
   sqliteDrain,
