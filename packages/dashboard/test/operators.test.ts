@@ -2,6 +2,7 @@ import { type AuditEntry, type Endpoint, LinearBackoff, type ReplaySelection } f
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createDashboard, type Dashboard, type DashboardGrant } from "../src/index.js";
 import type { DashboardPostel } from "../src/ops.js";
+import { formPost } from "./support/harness.js";
 import { startReceiver, type TestReceiver } from "./support/receiver.js";
 import { deliverAll, type Seeded, seed } from "./support/seed.js";
 import { createStorage, type TestStorage } from "./support/storages.js";
@@ -37,22 +38,7 @@ describe.each(["postgres", "sqlite"] as const)("operators on %s", (storageName) 
   const get = (path: string, role: Role = "admin") =>
     dashboard(new Request(url(path), { headers: { cookie, "x-role": role } }));
   const post = (path: string, fields: [string, string][] | Record<string, string>, role: Role = "admin") =>
-    dashboard(
-      new Request(url(path), {
-        method: "POST",
-        headers: {
-          cookie,
-          "x-role": role,
-          "content-type": "application/x-www-form-urlencoded",
-          "sec-fetch-site": "same-origin",
-          origin: "http://127.0.0.1",
-        },
-        body: new URLSearchParams([
-          ...(Array.isArray(fields) ? fields : Object.entries(fields)),
-          ["_csrf", token],
-        ]),
-      }),
-    );
+    dashboard(formPost(url(path), fields, { cookie, token, role }));
   const entries = async (): Promise<AuditEntry[]> =>
     (await outbound().auditLog.list({ limit: 1000 })).items.filter((e) => e.source === "dashboard");
   const delivery = async (messageId: string, endpoint: Endpoint) =>

@@ -61,23 +61,7 @@ export async function startHarness(storageName: "postgres" | "sqlite"): Promise<
       if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}`);
       return response.text();
     },
-    post: (path, fields, role = "admin") =>
-      dashboard(
-        new Request(url(path), {
-          method: "POST",
-          headers: {
-            cookie,
-            "x-role": role,
-            "content-type": "application/x-www-form-urlencoded",
-            "sec-fetch-site": "same-origin",
-            origin: "http://127.0.0.1",
-          },
-          body: new URLSearchParams([
-            ...(Array.isArray(fields) ? fields : Object.entries(fields)),
-            ["_csrf", token],
-          ]),
-        }),
-      ),
+    post: (path, fields, role = "admin") => dashboard(formPost(url(path), fields, { cookie, token, role })),
     async close() {
       await postel.close();
       await receiver.close();
@@ -101,4 +85,26 @@ export function element(page: string, id: string, tag: string): string {
   if (start < 0) throw new Error(`no element with id="${id}"`);
   const end = page.indexOf(`</${tag}>`, start);
   return page.slice(page.lastIndexOf("<", start), end + tag.length + 3);
+}
+
+/** A form POST as a browser sends it from the dashboard's own page: its cookie, CSRF token and origin. */
+export function formPost(
+  url: string,
+  fields: [string, string][] | Record<string, string>,
+  { cookie, token, role }: { cookie: string; token: string; role: string },
+): Request {
+  return new Request(url, {
+    method: "POST",
+    headers: {
+      cookie,
+      "x-role": role,
+      "content-type": "application/x-www-form-urlencoded",
+      "sec-fetch-site": "same-origin",
+      origin: "http://127.0.0.1",
+    },
+    body: new URLSearchParams([
+      ...(Array.isArray(fields) ? fields : Object.entries(fields)),
+      ["_csrf", token],
+    ]),
+  });
 }
