@@ -34,7 +34,9 @@ describe("sealed credential values", () => {
     expect(open(key, stored, secretPlace("ep_1", 0))).toBeNull();
     expect(open(key, stored.replace("pcv1.k1.", "pcv1.k2."), place)).toBeNull();
     const body = stored.slice("pcv1.k1.".length);
-    for (const at of [0, 13, body.length - 1]) {
+    // Not the last character: its low bits can be base64url padding, and flipping only those gives
+    // the same bytes (a flaky test, not a forgery). Every bit of the one before it is data.
+    for (const at of [0, 13, body.length - 2]) {
       const flipped = body.slice(0, at) + (body[at] === "A" ? "B" : "A") + body.slice(at + 1);
       expect(open(key, `pcv1.k1.${flipped}`, place)).toBeNull();
     }
