@@ -1,4 +1,4 @@
-import type { DeliveryStatus, Endpoint, Storage } from "@postel/core";
+import type { OutboundStats, StatsOptions } from "@postel/core";
 
 /** One endpoint's row in the live table. */
 export type ProgressRow = {
@@ -10,25 +10,26 @@ export type ProgressRow = {
   deadLettered: number;
 };
 
-/** Reads each endpoint's delivery counts and state from storage. */
+/**
+ * Reads each endpoint's work and state from `stats()` (exact counts, a day of health buckets): a
+ * delivery succeeds on exactly one attempt, so its endpoint's successful attempts are its deliveries.
+ */
 export async function progressRows(
-  storage: Storage<unknown>,
+  outbound: { stats(options: StatsOptions): Promise<OutboundStats> },
   endpoints: { name: string; id: string }[],
-  get: (id: string) => Promise<Endpoint | null>,
 ): Promise<ProgressRow[]> {
-  return Promise.all(
-    endpoints.map(async ({ name, id }) => {
-      const counts: Partial<Record<DeliveryStatus, number>> = await storage.countDeliveries(id);
-      return {
-        endpoint: name,
-        state: (await get(id))?.state ?? "deleted",
-        delivered: counts.succeeded ?? 0,
-        retrying: counts.pending ?? 0,
-        held: counts.held ?? 0,
-        deadLettered: counts["dead-lettered"] ?? 0,
-      };
-    }),
-  );
+  const stats = await outbound.stats({ window: "1d", exact: true });
+  return endpoints.map(({ name, id }) => {
+    const row = stats.endpoints.find((endpoint) => endpoint.id === id);
+    return {
+      endpoint: name,
+      state: row?.state ?? "deleted",
+      delivered: row === undefined ? 0 : row.attempts - row.failures,
+      retrying: row === undefined ? 0 : row.due + row.inFlight + row.scheduled,
+      held: row?.held ?? 0,
+      deadLettered: row?.deadLetters ?? 0,
+    };
+  });
 }
 
 /** Renders rows as an aligned text table. */

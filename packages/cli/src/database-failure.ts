@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { isPostelError } from "@postel/core";
-import type { DatabaseTarget } from "./database.js";
+import type { DatabaseTarget } from "./database-target.js";
 
 type Advice = [code: "STORAGE_UNAVAILABLE" | "STORAGE_TIMEOUT", reason: string, fix: string];
 

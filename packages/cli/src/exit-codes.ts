@@ -1,5 +1,5 @@
 import { ConfigurationError, InvalidInputError, isPostelError } from "@postel/core";
-import type { DatabaseTarget } from "./database.js";
+import type { DatabaseTarget } from "./database-target.js";
 import { databaseFailure } from "./database-failure.js";
 
 /** What `postel` exits with; documented in `postel --help` and the README. */

@@ -65,3 +65,19 @@ export function isStorageOutage(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return (code === "STORAGE_UNAVAILABLE" || code === "STORAGE_TIMEOUT") && isPostelError(error);
 }
+
+/**
+ * A feature was used on a storage that lacks the optional capability it needs (see
+ * `StorageCapabilities`). The code names the capability (`OPERATIONS_UNSUPPORTED`,
+ * `REPLAY_UNSUPPORTED`, `RETENTION_UNSUPPORTED`, `LIMITS_UNSUPPORTED`, `BATCH_SEND_UNSUPPORTED`,
+ * `AUDIT_LOG_UNSUPPORTED`, `CREDENTIAL_REWRITE_UNSUPPORTED`), and so does `capability`.
+ */
+export class CapabilityUnsupportedError extends PostelError {
+  /** The capability's member name on the storage, e.g. `"replay"`. */
+  readonly capability: string;
+
+  constructor(code: string, capability: string, message: string) {
+    super(code, message);
+    this.capability = capability;
+  }
+}

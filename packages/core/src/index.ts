@@ -1,16 +1,18 @@
-export type { TelemetryOptions } from "./telemetry/telemetry.js";
 export { Postel } from "./postel.js";
 export type { Outbound, PostelInstance, SendInput } from "./postel.js";
 export type {
   AutoDisableOptions,
   CircuitBreakerOptions,
   EndpointLimitOptions,
+} from "./config/endpoint-options.js";
+export type {
   HttpOptions,
   OutboundOptions,
   PostelOptions,
   RetentionOptions,
+  TelemetryOptions,
   WorkerOptions,
-} from "./config.js";
+} from "./config/options.js";
 export { Custom, DEFAULT_SCHEDULE, ExponentialBackoff, LinearBackoff } from "./backoff.js";
 export type {
   CustomBackoffOptions,
@@ -21,9 +23,6 @@ export type {
   StorableRetryPolicy,
 } from "./backoff.js";
 export { InMemoryStorage } from "./storage/in-memory-storage.js";
-export { planEnqueueMany } from "./storage/enqueue-many-plan.js";
-export { compileStatement, Statement, StatementParam, statement } from "./storage/statement.js";
-export type { EnqueueManyPlan } from "./storage/enqueue-many-plan.js";
 export type { InMemoryStorageOptions, InMemoryTransaction } from "./storage/in-memory-storage.js";
 export { ManualClock, systemClock } from "./clock.js";
 export type { Clock, TimerHandle } from "./clock.js";
@@ -90,6 +89,7 @@ export type {
 } from "./outbound/types.js";
 export type { HttpErrorCode, HttpOutcome } from "./classify-response.js";
 export {
+  CapabilityUnsupportedError,
   ConfigurationError,
   InvalidInputError,
   isPostelError,
@@ -103,77 +103,28 @@ export {
 } from "./errors.js";
 export type { ConfigurationIssue } from "./errors.js";
 export { TERMINAL_DELIVERY_STATUSES } from "./storage/records.js";
+// The records the user API returns. A storage's own contract and kit: `@postel/core/storage`.
 export type {
   AttemptOutcome,
   AttemptRecord,
-  AutoDisableSettings,
-  CircuitBreakerSettings,
-  ClaimedDelivery,
-  ClaimedMessage,
   DeadLetter,
   DeliveryRecord,
   DeliveryStatus,
-  EndpointFields,
-  EndpointRecord,
-  EndpointSecret,
   EndpointState,
-  HealthStats,
-  MessageRecord,
   MessageStatus,
-  NewDelivery,
-  NewMessage,
-  RetryPolicySpec,
 } from "./storage/records.js";
-export { bucketTokens, firstDirectOutcomes, HEALTH_BUCKET_MS, statsOfEndpoints } from "./storage/storage.js";
-export { idFloor, idTime, messageIdBound } from "./ids.js";
+export { HEALTH_BUCKET_MS } from "./storage/storage.js";
 export type {
-  AuditCountQuery,
   AuditDetailValue,
-  AuditLogQuery,
-  AuditLogRecord,
-  AuditLogStore,
-  AuditPruneRequest,
-  AuditStore,
-  DeliveryOutcome,
-  DeliveryQueue,
-  AttemptFeedQuery,
-  DeadLetterQuery,
   FailureStatus,
-  DeliveryCounts,
-  DeliveryReset,
-  DeliveryTransition,
-  DueClaim,
-  EndpointQuery,
-  EndpointStatsRow,
-  EndpointStatsSource,
-  EndpointStore,
-  EnqueueOptions,
-  FanoutClaim,
-  FanoutDelivery,
-  FanoutResult,
-  LeaseRequest,
-  LimitedClaim,
-  MessageQuery,
-  OutboxStore,
-  PageRequest,
-  PruneBatch,
-  PruneRequest,
   HealthBucket,
-  HealthBucketQuery,
-  HealthPruneRequest,
-  RecentAttemptsQuery,
-  RecordOutcomesResult,
-  ReplaySelector,
-  ReplayStore,
-  RetentionStore,
   Storage,
-  StatsQuery,
-  StorageLifecycle,
-  StorageStats,
+  StorageCapabilities,
   TransactionOf,
 } from "./storage/storage.js";
+export type { StorageCapability } from "./storage/capabilities.js";
+export { idFloor, idTime } from "./ids.js";
 export { CredentialError } from "./credentials/credential-error.js";
 export type { CredentialsOptions, EncryptionKey, Keyring } from "./credentials/credentials-options.js";
 export type { CredentialsApi } from "./credentials/credentials-api.js";
 export type { ReencryptOptions, ReencryptResult } from "./credentials/reencrypt.js";
-export type { CredentialStore, StoredCredentials } from "./storage/credentials-store.js";

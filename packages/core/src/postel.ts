@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { type PostelOptions, parsePostelOptions } from "./config.js";
+import type { PostelOptions } from "./config/options.js";
+import { parsePostelOptions } from "./config/parse.js";
 import { Dispatcher, type DrainOptions, type DrainResult } from "./engine/dispatcher.js";
 import { EndpointCache } from "./engine/endpoint-cache.js";
 import { Emitter, type PostelEventMap, type PostelEventName } from "./engine/events.js";
@@ -30,6 +31,7 @@ import { send } from "./outbound/send.js";
 import { sendBatch } from "./outbound/send-batch.js";
 import type { SendEvent, SendResult } from "./outbound/types.js";
 import type { AnyEventCatalog, CatalogEvent, EventCatalog } from "./outbound/catalog.js";
+import { requireCapability } from "./storage/capabilities.js";
 import type { Storage, TransactionOf } from "./storage/storage.js";
 import { loadOpenTelemetryApi } from "./telemetry/load-api.js";
 import { Telemetry } from "./telemetry/telemetry.js";
@@ -237,14 +239,22 @@ export function Postel<
     newId,
     cache,
     events,
-    telemetry,
     health: new HealthMonitor(workerConfig.storage, clock, events, cache),
     get http() {
       return httpSender();
     },
   });
   const retention = outbound.retention
-    ? new RetentionLoop({ storage: workerConfig.storage, clock, random, events }, outbound.retention)
+    ? new RetentionLoop(
+        // Postel() refused retention on a storage without the capability (see parsePostelOptions).
+        {
+          storage: requireCapability(workerConfig.storage, "retention", "outbound.retention"),
+          clock,
+          random,
+          events,
+        },
+        outbound.retention,
+      )
     : undefined;
   const wake = () => dispatcher.wake();
   const wakeups = new Wakeups({

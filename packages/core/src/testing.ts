@@ -4,8 +4,6 @@
  */
 export { ManualClock } from "./clock.js";
 export { findSecret } from "./testing/find-secret.js";
-export type { ConformanceGroup, StorageConformanceOptions } from "./testing/run-storage-conformance.js";
-export { runStorageConformance } from "./testing/run-storage-conformance.js";
 export type { CredentialsAtRestGroup, CredentialsAtRestOptions } from "./testing/run-credentials-at-rest.js";
 /** Issue 28's proofs (a dump holds no credential, a key rotation under a drain, tampering, the migration). */
 export { runCredentialsAtRest } from "./testing/run-credentials-at-rest.js";
@@ -33,8 +31,6 @@ export type {
 } from "./testing/run-adapter-conformance.js";
 /** The adapter suite's event catalog (`order.created` transforms its data) and a signed event of it, for adapters' own tests. */
 export { conformanceEvents, signedEvent } from "./testing/conformance-events.js";
-export { newEndpoint, newMessage, T0 } from "./testing/conformance/fixtures.js";
-export { pruneAll } from "./testing/conformance/retention.js";
 export type { InputPropertyOptions } from "./testing/properties/run-input-properties.js";
 export { runInputProperties } from "./testing/properties/run-input-properties.js";
 export type { GatePropertyOptions } from "./testing/properties/run-gate-properties.js";

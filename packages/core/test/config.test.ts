@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { parsePostelOptions } from "../src/config.js";
+import { parsePostelOptions } from "../src/config/parse.js";
 import { ConfigurationError } from "../src/errors.js";
 import { Postel } from "../src/postel.js";
 import { InMemoryStorage } from "../src/storage/in-memory-storage.js";

@@ -125,14 +125,14 @@ describe("endpoints.activity", () => {
       await h.postel.drain();
       h.clock.advance(1_000);
     }
-    const feed = h.storage.attemptsAfter!.bind(h.storage);
+    const feed = h.storage.operations!.attemptsAfter!.bind(h.storage);
     const everything = [
       ...(await feed({ after: "att_", limit: 1_000 })),
       ...(await feed({ after: (await feed({ after: "att_", limit: 1_000 })).at(-1)!.id, limit: 1_000 })),
     ];
     expect(everything).toHaveLength(1_200);
     const pages: number[] = [];
-    h.storage.attemptsAfter = async (query) => {
+    h.storage.operations!.attemptsAfter = async (query) => {
       const page = await feed(query);
       pages.push(page.length);
       return page;
@@ -153,7 +153,7 @@ describe("endpoints.activity", () => {
     h.receiver.script("/shop", (index) => (index < 1 ? 200 : 500));
     const shop = await h.postel.outbound.endpoints.create({ url: h.receiver.url("/shop") });
     await sendAndDrain(h, 2);
-    delete (h.storage as { healthBuckets?: unknown }).healthBuckets;
+    delete (h.storage.operations as { healthBuckets?: unknown }).healthBuckets;
     const activity = await h.postel.outbound.endpoints.activity(shop.id);
     expect(activity.recent).toHaveLength(2);
     expect(activity.lastSuccess?.exact).toBe(true);
@@ -213,7 +213,7 @@ describe("timeline", () => {
     const h = await harness();
     expect(await codeOf(() => h.postel.outbound.timeline({ window: "2d" }))).toBe("INVALID_ARGUMENT");
     expect(await codeOf(() => h.postel.outbound.timeline({ window: 0 }))).toBe("INVALID_ARGUMENT");
-    delete (h.storage as { healthBuckets?: unknown }).healthBuckets;
+    delete (h.storage.operations as { healthBuckets?: unknown }).healthBuckets;
     expect(await codeOf(() => h.postel.outbound.timeline())).toBe("HEALTH_TIMELINE_UNSUPPORTED");
   });
 });

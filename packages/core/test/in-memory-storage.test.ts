@@ -1,5 +1,5 @@
 import { InMemoryStorage } from "../src/storage/in-memory-storage.js";
-import { runStorageConformance } from "../src/testing.js";
+import { runStorageConformance } from "../src/storage-conformance.js";
 
 runStorageConformance({
   name: "memory",

@@ -67,8 +67,8 @@ describe("pages", () => {
     await send("order.created", SEARCH_WINDOW);
     await send("order.created", SEARCH_WINDOW / 2);
     const examined: number[] = [];
-    const window = h.storage.messageWindow!.bind(h.storage);
-    h.storage.messageWindow = async (after, size) => {
+    const window = h.storage.operations!.messageWindow!.bind(h.storage.operations);
+    h.storage.operations!.messageWindow = async (after, size) => {
       examined.push(size);
       return window(after, size);
     };
@@ -102,9 +102,9 @@ describe("pages", () => {
     h.clock.advance(1);
     await send(SEARCH_WINDOW, "globex");
     await send(10, "globex");
-    const window = h.storage.messageWindow!.bind(h.storage);
+    const window = h.storage.operations!.messageWindow!.bind(h.storage.operations);
     let windows = 0;
-    h.storage.messageWindow = async (after, size) => {
+    h.storage.operations!.messageWindow = async (after, size) => {
       windows++;
       return window(after, size);
     };
@@ -148,8 +148,8 @@ describe("pages", () => {
     h.clock.advance("1h");
     const recent = await h.postel.outbound.send({ type: "order.created", data: {} });
     const queries: MessageQuery[] = [];
-    const list = h.storage.listMessages.bind(h.storage);
-    h.storage.listMessages = async (query) => {
+    const list = h.storage.operations!.listMessages.bind(h.storage.operations);
+    h.storage.operations!.listMessages = async (query) => {
       queries.push(query);
       return list(query);
     };

@@ -51,15 +51,16 @@ describe("retention options", () => {
     expect(configError([]).message).toMatch(/retention: retention must be an object/);
   });
 
-  test("a storage without pruneHealth() is refused when retention is on, naming the verb", () => {
-    const { pruneHealth: _, ...rest } = InMemoryStorage();
-    expect(() => Postel({ outbound: { storage: rest as never, retention: { maxAge: "30d" } } })).toThrow(
-      /outbound\.retention: needs the storage to delete history, and memory has no pruneHealth\(\)/,
+  test("a retention capability without pruneHealth() is refused at Postel(), naming the verb", () => {
+    const memory = InMemoryStorage();
+    const storage = { ...memory, retention: { pruneFinished: memory.retention.pruneFinished } };
+    expect(() => Postel({ outbound: { storage: storage as never } })).toThrow(
+      /outbound\.storage\.retention\.pruneHealth: missing: a retention capability implements all of RetentionStore/,
     );
   });
 
-  test("a storage without pruneFinished() is refused when retention is on", () => {
-    const { pruneFinished: _, ...rest } = InMemoryStorage();
+  test("a storage without the retention capability is refused when retention is on, and prune() says which capability", async () => {
+    const { retention: _, ...rest } = InMemoryStorage();
     const storage = rest as never;
     let error: unknown;
     try {
@@ -69,9 +70,14 @@ describe("retention options", () => {
     }
     expect(error).toBeInstanceOf(ConfigurationError);
     expect((error as Error).message).toMatch(
-      /outbound\.retention: needs the storage to delete history, and memory has no pruneFinished\(\)/,
+      /outbound\.retention: needs the storage's retention capability \(RetentionStore\) to delete history, and memory has none/,
     );
-    expect(() => Postel({ outbound: { storage } })).not.toThrow();
+    const postel = Postel({ outbound: { storage } });
+    await expect(postel.outbound.prune({ olderThan: "30d" })).rejects.toMatchObject({
+      code: "RETENTION_UNSUPPORTED",
+      capability: "retention",
+      message: expect.stringMatching(/prune\(\) needs the storage's retention capability/),
+    });
   });
 });
 
@@ -179,8 +185,8 @@ describe("postel.outbound.prune()", () => {
     await deliveredMessages(h, 4);
     h.clock.advance("2d");
     const controller = new AbortController();
-    const pruneFinished = h.storage.pruneFinished;
-    h.storage.pruneFinished = async (request) => {
+    const pruneFinished = h.storage.retention!.pruneFinished;
+    h.storage.retention!.pruneFinished = async (request) => {
       controller.abort();
       return pruneFinished(request);
     };
@@ -257,9 +263,9 @@ describe("the workers' retention", () => {
     const passes: PostelEventMap["pruned"][] = [];
     h.postel.on("error", (error) => errors.push(error));
     h.postel.on("pruned", (pass) => passes.push(pass));
-    const pruneFinished = h.storage.pruneFinished;
+    const pruneFinished = h.storage.retention!.pruneFinished;
     let failures = 1;
-    h.storage.pruneFinished = async (request) => {
+    h.storage.retention!.pruneFinished = async (request) => {
       if (failures-- > 0) throw new Error("database restarting");
       return pruneFinished(request);
     };

@@ -1,6 +1,6 @@
 import { describe, expect, test, vi } from "vitest";
 import { ManualClock } from "../src/clock.js";
-import type { OutboundConfig } from "../src/config.js";
+import type { OutboundConfig } from "../src/config/resolved.js";
 
 import { createIdGenerator } from "../src/ids.js";
 import { SEND_BATCH_MAX_BYTES, SEND_BATCH_MAX_EVENTS, sendBatch } from "../src/outbound/send-batch.js";
@@ -113,7 +113,7 @@ describe("sendBatch()", () => {
 
   test("an empty array returns [] without touching storage", async () => {
     const storage = InMemoryStorage();
-    const enqueueMany = vi.spyOn(storage, "enqueueMany");
+    const enqueueMany = vi.spyOn(storage.batchSend, "enqueueMany");
     const postel = Postel({ outbound: { storage } });
     expect(await postel.outbound.sendBatch([])).toEqual([]);
     expect(enqueueMany).not.toHaveBeenCalled();
@@ -151,12 +151,12 @@ describe("sendBatch()", () => {
     expect(wake).toHaveBeenCalledTimes(1);
   });
 
-  test("a storage without enqueueMany gets a configuration error that names the fix", async () => {
-    const { enqueueMany: _, ...older } = InMemoryStorage();
+  test("a storage without the batchSend capability gets BATCH_SEND_UNSUPPORTED, and send() still works", async () => {
+    const { batchSend: _, ...older } = InMemoryStorage();
     const postel = Postel({ outbound: { storage: older as never } });
     const error = await refusal(postel.outbound.sendBatch([good(1)]));
-    expect(error.code).toBe("INVALID_CONFIGURATION");
-    expect(error.message).toContain("enqueueMany");
+    expect(error.code).toBe("BATCH_SEND_UNSUPPORTED");
+    expect(error.message).toContain("sendBatch() needs the storage's batchSend capability");
     expect(await postel.outbound.send(good(2))).toMatchObject({ reused: false });
   });
 });

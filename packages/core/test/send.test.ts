@@ -60,7 +60,7 @@ describe("send()", () => {
     async (_, fields) => {
       const { postel, storage } = await harness();
       await expectCode(postel.outbound.send({ type: "a", data: 1, ...fields }), "INVALID_ARGUMENT");
-      expect(await storage.listMessages({ limit: 10 })).toEqual([]);
+      expect(await storage.operations!.listMessages({ limit: 10 })).toEqual([]);
     },
   );
 

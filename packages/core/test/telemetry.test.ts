@@ -298,8 +298,8 @@ describe("metrics", () => {
     await s.postel.outbound.send({ type: "x", data: {} });
     // Fan out without delivering: deliveries of the disabled endpoint are held, the other's pending.
     let reads = 0;
-    const stats = s.storage.stats.bind(s.storage);
-    s.storage.stats = (query) => {
+    const stats = s.storage.operations!.stats.bind(s.storage.operations);
+    s.storage.operations!.stats = (query) => {
       reads++;
       return stats(query);
     };

@@ -121,8 +121,8 @@ describe("direct deliveries (a message that matches exactly one endpoint)", () =
       await h.postel.outbound.send({ type: "one", data: 1 }); // direct
       await h.postel.outbound.send({ type: "two", data: 2 }); // fanned out to two deliveries
       const renewed = { fanout: 0, deliveries: 0 };
-      const renewFanoutLeases = h.storage.renewFanoutLeases.bind(h.storage);
-      h.storage.renewFanoutLeases = (leases, until) => {
+      const renewFanoutLeases = h.storage.direct!.renewFanoutLeases.bind(h.storage.direct);
+      h.storage.direct!.renewFanoutLeases = (leases, until) => {
         renewed.fanout += leases.length;
         return renewFanoutLeases(leases, until);
       };

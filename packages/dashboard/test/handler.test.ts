@@ -157,9 +157,10 @@ describe("createDashboard", () => {
   });
 
   test("without health buckets, the live view keeps its figures and says why it draws no timeline", async () => {
-    const { healthBuckets: _, ...withoutBuckets } = InMemoryStorage();
+    const memory = InMemoryStorage();
+    const { healthBuckets: _, ...operations } = memory.operations;
     const bare = Postel({
-      outbound: { storage: { ...withoutBuckets, name: "custom" } as Storage<unknown> },
+      outbound: { storage: { ...memory, operations, name: "custom" } as Storage<unknown> },
       clock,
     });
     try {

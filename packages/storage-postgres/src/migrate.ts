@@ -1,4 +1,4 @@
-import { SchemaMismatchError } from "@postel/core";
+import { SchemaMismatchError } from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { begin } from "./internal/begin.js";
 import { assertPostgresJs } from "./internal/connection.js";

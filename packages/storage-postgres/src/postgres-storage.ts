@@ -1,11 +1,17 @@
 import {
   type AuditLogStore,
+  type BatchSendStore,
   type ConfigurationIssue,
   type CredentialStore,
+  type DirectDeliveryStore,
   InvalidInputError,
+  type LimitsStore,
+  type OperationsStore,
+  type ReplayStore,
+  type RetentionStore,
   type Storage,
   StorageUnavailableError,
-} from "@postel/core";
+} from "@postel/core/storage";
 import postgres, { type Sql } from "postgres";
 import {
   isPostgresUrl,
@@ -62,6 +68,18 @@ export interface PostgresStorageOptions {
 /** Postel's `Storage` on Postgres; `migrate()` is always present. */
 export interface PostgresStorageInstance extends Storage<PostgresTransaction> {
   migrate(): Promise<void>;
+  /** `sendBatch()`: multi-row INSERTs in one transaction. */
+  readonly batchSend: BatchSendStore<PostgresTransaction>;
+  /** Direct deliveries: a message with one endpoint is written once. */
+  readonly direct: DirectDeliveryStore;
+  /** Per-endpoint limits across workers (an advisory lock per endpoint and a token bucket). */
+  readonly limits: LimitsStore;
+  /** The operations reads, from partial indexes and health buckets. */
+  readonly operations: OperationsStore;
+  /** Replay of terminal deliveries. */
+  readonly replay: ReplayStore;
+  /** Retention in short batches (`FOR UPDATE SKIP LOCKED`). */
+  readonly retention: RetentionStore;
   /** The audit log, in `postel.audit_log`. */
   readonly auditLog: AuditLogStore;
   /** Compare-and-set rewrites of stored credentials (`credentials.reencrypt()`). */
@@ -155,27 +173,13 @@ export function PostgresStorage(
           throw duplicateIdError(error, message.id);
         }
       }),
-    enqueueMany: (messages, enqueueOptions) =>
-      run(async (sql) => {
-        try {
-          return await enqueueMany(sql, messages, enqueueOptions?.tx);
-        } catch (error) {
-          // Its own transaction's session lost: it may have committed (inside the app's, the app's
-          // transaction fails and says so).
-          if (enqueueOptions?.tx === undefined && isSessionLost(error)) throw unknownBatchCommit(error);
-          throw duplicateIdError(error);
-        }
-      }),
     claimFanout: (lease) => run((sql) => fanout.claimFanout(sql, timed(lease), fanoutFloor)),
     recordFanout: (results, now, lease) =>
       run((sql) =>
         fanout.recordFanout(sql, results, epochMs(now), lease && { ...lease, until: epochMs(lease.until) }),
       ),
 
-    renewFanoutLeases: (leases, until) => run((sql) => fanout.renewFanoutLeases(sql, leases, epochMs(until))),
-
     claimDue: (lease) => run((sql) => claim.claimDue(sql, timed(lease), dueFloor)),
-    claimLimited: (claims, lease) => run((sql) => claimLimited(sql, claims, timed(lease))),
     renewLeases: (leases, until) => run((sql) => claim.renewLeases(sql, leases, epochMs(until))),
     recordOutcomes: (outcomes, now) => run((sql) => recordOutcomes(sql, outcomes, epochMs(now))),
     releaseHeld: (endpointId, now) => run((sql) => claim.releaseHeld(sql, endpointId, epochMs(now))),
@@ -189,7 +193,6 @@ export function PostgresStorage(
         ),
       ),
     getEndpoint: (id) => run((sql) => endpoints.getEndpoint(sql, id)),
-    listEndpoints: (query) => run((sql) => endpoints.listEndpoints(sql, query)),
     allEndpoints: () => run((sql) => endpoints.allEndpoints(sql)),
     endpointsRevision: () => run((sql) => endpoints.endpointsRevision(sql)),
     updateEndpoint: (id, fields, now) =>
@@ -206,25 +209,51 @@ export function PostgresStorage(
     endpointHealth: (id, since) => run((sql) => endpointState.endpointHealth(sql, id, epochMs(since))),
 
     getMessage: (id) => run((sql) => audit.getMessage(sql, id)),
-    listMessages: (query) => run((sql) => audit.listMessages(sql, query)),
-    messageWindow: (after, size) => run((sql) => audit.messageWindow(sql, after, size)),
-    // messages_tenant_idx (migration 0012).
-    indexedMessageFilters: ["tenantId"],
     listDeliveries: (messageId) => run((sql) => audit.listDeliveries(sql, messageId)),
-    listAttempts: (messageId) => run((sql) => audit.listAttempts(sql, messageId)),
-    listDeadLetters: (query) => run((sql) => audit.listDeadLetters(sql, query)),
-    recentAttempts: (query) => run((sql) => recentAttempts(sql, query)),
-    attemptsAfter: (query) => run((sql) => attemptsAfter(sql, query)),
-    healthBuckets: (query) => run((sql) => healthBuckets(sql, query)),
-    stats: (query) => run((sql) => stats(sql, query)),
-    countDeliveries: (endpointId) => run((sql) => audit.countDeliveries(sql, endpointId)),
 
-    findReplayable: (selector, limit) => run((sql) => replay.findReplayable(sql, selector, limit)),
-    resetDeliveries: (resets, now) => run((sql) => replay.resetDeliveries(sql, resets, epochMs(now))),
-    pruneFinished: (request) =>
-      run((sql) => pruneFinished(sql, { ...request, finishedBefore: epochMs(request.finishedBefore) })),
-    pruneHealth: (request) =>
-      run((sql) => pruneHealth(sql, { ...request, startedBefore: epochMs(request.startedBefore) })),
+    batchSend: {
+      enqueueMany: (messages, enqueueOptions) =>
+        run(async (sql) => {
+          try {
+            return await enqueueMany(sql, messages, enqueueOptions?.tx);
+          } catch (error) {
+            // Its own transaction's session lost: it may have committed (inside the app's, the app's
+            // transaction fails and says so).
+            if (enqueueOptions?.tx === undefined && isSessionLost(error)) throw unknownBatchCommit(error);
+            throw duplicateIdError(error);
+          }
+        }),
+    },
+    direct: {
+      renewFanoutLeases: (leases, until) =>
+        run((sql) => fanout.renewFanoutLeases(sql, leases, epochMs(until))),
+    },
+    limits: {
+      claimLimited: (claims, lease) => run((sql) => claimLimited(sql, claims, timed(lease))),
+    },
+    operations: {
+      listEndpoints: (query) => run((sql) => endpoints.listEndpoints(sql, query)),
+      listMessages: (query) => run((sql) => audit.listMessages(sql, query)),
+      messageWindow: (after, size) => run((sql) => audit.messageWindow(sql, after, size)),
+      // messages_tenant_idx (migration 0012).
+      indexedMessageFilters: ["tenantId"],
+      listAttempts: (messageId) => run((sql) => audit.listAttempts(sql, messageId)),
+      listDeadLetters: (query) => run((sql) => audit.listDeadLetters(sql, query)),
+      recentAttempts: (query) => run((sql) => recentAttempts(sql, query)),
+      attemptsAfter: (query) => run((sql) => attemptsAfter(sql, query)),
+      healthBuckets: (query) => run((sql) => healthBuckets(sql, query)),
+      stats: (query) => run((sql) => stats(sql, query)),
+    },
+    replay: {
+      findReplayable: (selector, limit) => run((sql) => replay.findReplayable(sql, selector, limit)),
+      resetDeliveries: (resets, now) => run((sql) => replay.resetDeliveries(sql, resets, epochMs(now))),
+    },
+    retention: {
+      pruneFinished: (request) =>
+        run((sql) => pruneFinished(sql, { ...request, finishedBefore: epochMs(request.finishedBefore) })),
+      pruneHealth: (request) =>
+        run((sql) => pruneHealth(sql, { ...request, startedBefore: epochMs(request.startedBefore) })),
+    },
 
     auditLog: {
       appendAuditEntry: (entry) =>

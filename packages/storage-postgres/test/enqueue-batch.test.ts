@@ -81,7 +81,7 @@ test("a test event batched beside other sends keeps its endpoint; the others hav
     expect(await storage.getMessage(message.id)).not.toHaveProperty("testEndpointId");
   }
   const many = [newMessage(), newMessage({ testEndpointId: "ep_test_many" })];
-  await storage.enqueueMany(many);
+  await storage.batchSend.enqueueMany(many);
   expect(await storage.getMessage(many[0]!.id)).not.toHaveProperty("testEndpointId");
   expect((await storage.getMessage(many[1]!.id))?.testEndpointId).toBe("ep_test_many");
 });
@@ -106,7 +106,9 @@ test("a batch in a drizzle transaction commits with it, text and nulls kept exac
     newMessage({ payload, tenantId: i % 2 ? null : "NULL", idempotencyKey: i === 0 ? null : `k{${i}}` }),
   );
   await drizzle(sql).transaction(async (tx) => {
-    expect(await storage.enqueueMany(batch, { tx })).toEqual(batch.map((m) => ({ id: m.id, reused: false })));
+    expect(await storage.batchSend.enqueueMany(batch, { tx })).toEqual(
+      batch.map((m) => ({ id: m.id, reused: false })),
+    );
   });
   for (const message of batch) {
     expect(await storage.getMessage(message.id)).toMatchObject({
@@ -125,7 +127,9 @@ test("a batch keeps backslashes and control characters exactly, keyed or not", a
   const unkeyed = payloads.map((payload, i) => newMessage({ payload, tenantId: keys[i]! }));
   const keyed = payloads.map((payload, i) => newMessage({ payload, idempotencyKey: keys[i]! }));
   for (const batch of [unkeyed, keyed]) {
-    expect(await storage.enqueueMany(batch)).toEqual(batch.map((m) => ({ id: m.id, reused: false })));
+    expect(await storage.batchSend.enqueueMany(batch)).toEqual(
+      batch.map((m) => ({ id: m.id, reused: false })),
+    );
   }
   for (const message of [...unkeyed, ...keyed]) {
     expect(await storage.getMessage(message.id)).toMatchObject({
@@ -139,11 +143,11 @@ test("a batch keeps backslashes and control characters exactly, keyed or not", a
 test("a batch in a drizzle transaction that throws writes nothing", async () => {
   await expect(
     drizzle(sql).transaction(async (tx) => {
-      await storage.enqueueMany([newMessage(), newMessage({ idempotencyKey: "k" })], { tx });
+      await storage.batchSend.enqueueMany([newMessage(), newMessage({ idempotencyKey: "k" })], { tx });
       throw new Error("rollback");
     }),
   ).rejects.toThrow("rollback");
-  expect(await storage.listMessages({ limit: 10 })).toEqual([]);
+  expect(await storage.operations.listMessages({ limit: 10 })).toEqual([]);
 });
 
 test("a batch of 1,000 is one INSERT, 10,000 are BEGIN, two INSERTs and COMMIT; one NOTIFY wakes a subscriber", async () => {
@@ -152,17 +156,19 @@ test("a batch of 1,000 is one INSERT, 10,000 are BEGIN, two INSERTs and COMMIT; 
     { sql: database.connect({ debug: () => (statements += 1) }) },
     { migrate: false },
   );
-  await counted.enqueueMany([newMessage()]); // the schema check on first use
+  await counted.batchSend.enqueueMany([newMessage()]); // the schema check on first use
   let wakes = 0;
   const unsubscribe = await storage.subscribe!(() => {
     wakes += 1;
   });
   statements = 0;
-  expect(await counted.enqueueMany(Array.from({ length: 1_000 }, () => newMessage()))).toHaveLength(1_000);
+  expect(await counted.batchSend.enqueueMany(Array.from({ length: 1_000 }, () => newMessage()))).toHaveLength(
+    1_000,
+  );
   expect(statements).toBe(1);
   statements = 0;
   const batch = Array.from({ length: 10_000 }, () => newMessage());
-  expect(await counted.enqueueMany(batch)).toHaveLength(10_000);
+  expect(await counted.batchSend.enqueueMany(batch)).toHaveLength(10_000);
   expect(statements).toBe(4);
   const deadline = Date.now() + 5_000;
   while (wakes === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));

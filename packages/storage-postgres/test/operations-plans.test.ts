@@ -80,7 +80,7 @@ test("stats reads each endpoint's live rows through deliveries_endpoint_due_idx,
   expect(text).toContain("messages_fanout_due_idx");
 
   const storage = PostgresStorage({ sql: db.sql }, { migrate: false });
-  const stats = await storage.stats({ now: NOW, since: NOW - 3_600_000 });
+  const stats = await storage.operations.stats({ now: NOW, since: NOW - 3_600_000 });
   expect(stats.totals).toMatchObject({ due: 10, deadLetters: HISTORY / 50 });
   expect(stats.unfanned).toBe(5);
 });
@@ -93,7 +93,7 @@ test("recentAttempts reads the attempts' primary key from idFloor and the delive
   expect(text).toContain("attempts_pkey");
 
   const storage = PostgresStorage({ sql: db.sql }, { migrate: false });
-  const recent = await storage.recentAttempts({ since, limit: 1_000 });
+  const recent = await storage.operations.recentAttempts({ since, limit: 1_000 });
   // The first attempts of deliveries 5,900 to 6,000, and the later attempts of 5,900, 5,910, ... 6,000.
   expect(recent).toHaveLength(101 + 11);
   expect(recent.map((a) => a.startedAt)).toEqual(recent.map((a) => a.startedAt).sort((a, b) => a - b));
@@ -113,7 +113,7 @@ test("attemptsAfter reads the attempts' primary key, the open first attempts' in
     expect(text).toContain("attempts_pkey");
   }
   const storage = PostgresStorage({ sql: db.sql }, { migrate: false });
-  const feed = await storage.attemptsAfter!({ after: idFloor("att", start), limit: 1_000 });
+  const feed = await storage.operations.attemptsAfter!({ after: idFloor("att", start), limit: 1_000 });
   // The first attempts of deliveries 5,900 to 6,000 (made 5 ms after their start, like the ids here),
   // and the later attempts of 5,900, 5,910, ... 6,000, in id order.
   expect(feed.length).toBeGreaterThanOrEqual(101);
@@ -196,8 +196,8 @@ test("a page of one tenant's messages walks messages_tenant_idx, with custom and
     reserved.release();
   }
   const storage = PostgresStorage({ sql }, { migrate: false });
-  expect(storage.indexedMessageFilters).toEqual(["tenantId"]);
-  const page = await storage.listMessages({ limit: 11, tenantId: "acme" });
+  expect(storage.operations.indexedMessageFilters).toEqual(["tenantId"]);
+  const page = await storage.operations.listMessages({ limit: 11, tenantId: "acme" });
   expect(page.map((m) => m.id)).toEqual(
     Array.from({ length: 11 }, (_, i) => `msg_t${String((30 - i) * 199).padStart(7, "0")}`),
   );

@@ -1,4 +1,4 @@
-import type { DeliveryTransition } from "@postel/core";
+import type { DeliveryTransition } from "@postel/core/storage";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { migrate, PostgresStorage, type PostgresStorageInstance } from "../src/index.js";
 import { createTestDatabase, type TestDatabase } from "./support/database.js";
@@ -150,7 +150,7 @@ test("a delivery's first attempt is kept in its row, later ones in attempts, and
       }),
     );
   expect(await table()).toEqual([{ id: "att_2", webhook_id: "wh_first" }]);
-  const trail = await a.listAttempts(message.id);
+  const trail = await a.operations.listAttempts(message.id);
   expect(trail.map((t) => [t.id, t.attemptNumber, t.statusCode, t.webhookId])).toEqual([
     ["att_1", 1, 503, "wh_first"],
     ["att_2", 2, 200, "wh_first"],
@@ -158,7 +158,9 @@ test("a delivery's first attempt is kept in its row, later ones in attempts, and
   const [view] = await sql`SELECT count(*)::int AS n FROM postel.all_attempts WHERE delivery_id = ${id}`;
   expect(view!["n"]).toBe(2);
 
-  expect(await a.resetDeliveries([{ deliveryId: id, webhookId: "wh_replay" }], NOW + 10)).toEqual([id]);
+  expect(await a.replay.resetDeliveries([{ deliveryId: id, webhookId: "wh_replay" }], NOW + 10)).toEqual([
+    id,
+  ]);
   const [cleared] = await sql`SELECT first_attempt_id, webhook_id FROM postel.deliveries WHERE id = ${id}`;
   expect(cleared).toEqual({ first_attempt_id: null, webhook_id: "wh_replay" });
   expect(await table()).toEqual([
@@ -167,7 +169,12 @@ test("a delivery's first attempt is kept in its row, later ones in attempts, and
   ]);
   await attempt(3, NOW + 11, { kind: "succeeded" });
   expect(
-    (await a.listAttempts(message.id)).map((t) => [t.id, t.attemptNumber, t.statusCode, t.webhookId]),
+    (await a.operations.listAttempts(message.id)).map((t) => [
+      t.id,
+      t.attemptNumber,
+      t.statusCode,
+      t.webhookId,
+    ]),
   ).toEqual([
     ["att_1", 1, 503, "wh_first"],
     ["att_2", 2, 200, "wh_first"],

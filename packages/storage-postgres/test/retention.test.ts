@@ -1,5 +1,5 @@
-import { messageIdBound, type PruneRequest } from "@postel/core";
-import { pruneAll } from "@postel/core/testing";
+import { messageIdBound, type PruneRequest } from "@postel/core/storage";
+import { pruneAll } from "@postel/core/storage/conformance";
 import type { Sql } from "postgres";
 import { beforeEach, expect, test } from "vitest";
 import { PostgresStorage, type PostgresStorageInstance } from "../src/index.js";
@@ -101,10 +101,10 @@ test("a health batch reads each endpoint's old buckets as a range of the primary
   // And it deletes what it should: 249 old buckets per endpoint, 500 a batch.
   const storage = PostgresStorage({ sql });
   let deleted = 0;
-  for (let batch = await storage.pruneHealth({ startedBefore: CUTOFF, limit: 500 }); ; ) {
+  for (let batch = await storage.retention.pruneHealth({ startedBefore: CUTOFF, limit: 500 }); ; ) {
     deleted += batch;
     if (batch < 500) break;
-    batch = await storage.pruneHealth({ startedBefore: CUTOFF, limit: 500 });
+    batch = await storage.retention.pruneHealth({ startedBefore: CUTOFF, limit: 500 });
   }
   expect(deleted).toBe(200 * 249);
   const [left] = await sql`SELECT count(*) AS n, min(bucket_start) AS oldest FROM postel.endpoint_health`;

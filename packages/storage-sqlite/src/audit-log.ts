@@ -4,7 +4,7 @@ import type {
   AuditLogRecord,
   AuditLogStore,
   AuditPruneRequest,
-} from "@postel/core";
+} from "@postel/core/storage";
 import type { Db, Statement } from "./internal/database.js";
 import { newestFirst } from "./internal/sql-fragments.js";
 import { int, jsonOrNull, str, strOrNull, toJson } from "./internal/rows.js";

@@ -4,12 +4,11 @@ import {
   type DeadLetter,
   type DeadLetterQuery,
   type DeliveryRecord,
-  type DeliveryStatus,
   idFloor,
   type MessageQuery,
   type MessageRecord,
   type RecentAttemptsQuery,
-} from "@postel/core";
+} from "@postel/core/storage";
 import type { Db, Statement } from "./internal/database.js";
 import { newestFirst } from "./internal/sql-fragments.js";
 import { int, str, strOrNull, toAttempt, toDelivery, toMessage } from "./internal/rows.js";
@@ -161,15 +160,6 @@ export function auditStore(db: Db) {
         },
       });
       return rows.map(toAttempt);
-    },
-
-    async countDeliveries(endpointId?: string): Promise<Partial<Record<DeliveryStatus, number>>> {
-      const rows = await db.read({
-        sql: `SELECT status, count(*) AS n FROM postel_deliveries
-          WHERE (:endpointId IS NULL OR endpoint_id = :endpointId) GROUP BY status`,
-        args: { endpointId: endpointId ?? null },
-      });
-      return Object.fromEntries(rows.map((row) => [str(row, "status"), int(row, "n")]));
     },
   };
 }

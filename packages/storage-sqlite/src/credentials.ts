@@ -1,4 +1,4 @@
-import type { CredentialStore } from "@postel/core";
+import type { CredentialStore } from "@postel/core/storage";
 import type { Db } from "./internal/database.js";
 
 // The position of secret row `alias` among its endpoint's secrets, newest first (0 = newest), as a

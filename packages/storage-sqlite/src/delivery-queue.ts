@@ -5,7 +5,7 @@ import type {
   LeaseRequest,
   LimitedClaim,
   RecordOutcomesResult,
-} from "@postel/core";
+} from "@postel/core/storage";
 import type { Db } from "./internal/database.js";
 import {
   leaseArgs,

@@ -8,7 +8,7 @@ import type {
   HealthBucket,
   HealthBucketQuery,
   HealthStats,
-} from "@postel/core";
+} from "@postel/core/storage";
 import type { Db, Statement } from "./internal/database.js";
 import { int, toEndpoint, toJson } from "./internal/rows.js";
 import {

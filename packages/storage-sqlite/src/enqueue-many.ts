@@ -1,4 +1,4 @@
-import { type NewMessage, planEnqueueMany, type Statement, statement as sql } from "@postel/core";
+import { type NewMessage, planEnqueueMany, type Statement, statement as sql } from "@postel/core/storage";
 import type { Db } from "./internal/database.js";
 import { rowsOn, type SqliteTransaction, toStatement } from "./transaction.js";
 

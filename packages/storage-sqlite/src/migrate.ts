@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import type { Client } from "@libsql/client";
-import { ConfigurationError, SchemaMismatchError } from "@postel/core";
+import { ConfigurationError, SchemaMismatchError } from "@postel/core/storage";
 import { isLibsqlClient } from "./internal/libsql-client.js";
 import { translateError } from "./internal/database.js";
 import { serialiseWrite } from "./internal/write-lock.js";

@@ -1,4 +1,11 @@
-import type { ClaimedDelivery, ClaimedMessage, FanoutClaim, FanoutResult, NewMessage } from "@postel/core";
+import {
+  type ClaimedDelivery,
+  type ClaimedMessage,
+  type FanoutClaim,
+  type FanoutResult,
+  fanoutMessageStatus,
+  type NewMessage,
+} from "@postel/core/storage";
 import type { Db } from "./internal/database.js";
 import {
   leaseArgs,
@@ -23,7 +30,7 @@ const FANNED_DELIVERY_KEYS = [
   "token",
   "leased",
 ] as const;
-const FANNED_KEYS = ["id", "token", "expired", "empty"] as const;
+const FANNED_KEYS = ["id", "token", "status"] as const;
 const FANOUT_LEASE_KEYS = ["messageId", "token"] as const;
 
 /** The outbox verbs: `enqueue`, `enqueueMany`, and the fan-out lease over messages not yet fanned out. */
@@ -101,11 +108,11 @@ export function outbox(db: Db) {
               leased: lease !== undefined && d.queued !== true ? 1 : 0,
             })),
       );
+      // The status core gives each message (expired, or final with no delivery; null: pending).
       const fanned = results.map((r) => ({
         id: r.messageId,
         token: r.token,
-        expired: r.expired === true,
-        empty: r.deliveries.length === 0,
+        status: fanoutMessageStatus(r),
       }));
       const [, , leased] = await db.write([
         // Deliveries only for messages whose fan-out lease is still ours (checked before it is cleared).
@@ -130,8 +137,8 @@ export function outbox(db: Db) {
           sql: `WITH r AS (${jsonRows("results", FANNED_KEYS)})
             UPDATE postel_messages SET
               fanned_out_at = :now, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
-              status = CASE WHEN r.expired THEN 'expired' WHEN r.empty THEN 'dispatched' ELSE status END,
-              finished_at = CASE WHEN r.expired OR r.empty THEN :now ELSE finished_at END
+              status = coalesce(r.status, status),
+              finished_at = CASE WHEN r.status IS NULL THEN finished_at ELSE :now END
             FROM r
             WHERE ${unfannedFence("postel_messages", "r.id", "r.token")}`,
           args: { results: jsonArg(fanned, FANNED_KEYS), now },

@@ -2,12 +2,13 @@ import {
   type AttemptRecord,
   type DeliveryOutcome,
   type DeliveryTransition,
+  deliveryStatusOf,
+  finalMessageStatus,
   firstDirectOutcomes,
   HEALTH_BUCKET_MS,
-  type MessageStatus,
   type NewDelivery,
   type RecordOutcomesResult,
-} from "@postel/core";
+} from "@postel/core/storage";
 import type { Db, Statement } from "./internal/database.js";
 import { str } from "./internal/rows.js";
 import { finaliseMessages, heldFence, jsonArg, jsonRows, unfannedFence } from "./internal/sql-fragments.js";
@@ -184,12 +185,11 @@ function finaliseOrdinary(ordinaryRows: string, now: number): Statement {
   );
 }
 
-/** The columns a transition writes: its new status and, for retry/deferred, when it is due again. */
+/** The columns a transition writes: the status core gives it and, for retry/deferred, when it is due again. */
 function transitionColumns(t: DeliveryTransition) {
-  const pending = t.kind === "retry" || t.kind === "deferred";
   return {
-    status: pending ? "pending" : t.kind,
-    next: pending ? t.nextAttemptAt : null,
+    status: deliveryStatusOf(t),
+    next: t.kind === "retry" || t.kind === "deferred" ? t.nextAttemptAt : null,
     retries: t.kind === "retry" ? t.retriesUsed : null,
   };
 }
@@ -230,7 +230,12 @@ function directRow(outcome: DirectOutcome) {
 
 /** A direct outcome's message row: its fan-out fence and the status it gets now, if final. */
 function fanOutRow({ newDelivery, leaseToken, transition }: DirectOutcome) {
-  return { messageId: newDelivery.messageId, token: leaseToken, final: finalMessageStatus(transition) };
+  // Its only delivery: the message's final status is that of this one delivery's, once terminal.
+  return {
+    messageId: newDelivery.messageId,
+    token: leaseToken,
+    final: finalMessageStatus([deliveryStatusOf(transition)]),
+  };
 }
 
 /**
@@ -242,22 +247,4 @@ function attemptRow({ attempt, newDelivery, deliveryId, leaseToken }: DeliveryOu
   if (!attempt) return [];
   const fence = newDelivery ? [1, newDelivery.messageId] : [0, deliveryId];
   return [[...fence, leaseToken, ...ATTEMPT_FIELDS.map((field) => attempt[field])]];
-}
-
-/**
- * The status a message gets when its only delivery takes `transition`; null while that delivery is
- * not terminal yet (retry, deferred, held).
- */
-function finalMessageStatus(transition: DeliveryTransition): MessageStatus | null {
-  switch (transition.kind) {
-    case "retry":
-    case "deferred":
-    case "held":
-      return null;
-    case "dead-lettered":
-    case "expired":
-      return transition.kind;
-    default:
-      return "dispatched";
-  }
 }

@@ -1,4 +1,4 @@
-import type { DeliveryRecord, DeliveryReset, ReplaySelector } from "@postel/core";
+import type { DeliveryRecord, DeliveryReset, ReplaySelector } from "@postel/core/storage";
 import type { Db } from "./internal/database.js";
 import { str, toDelivery } from "./internal/rows.js";
 import { jsonArg, jsonRows, REPLAYABLE_STATUSES } from "./internal/sql-fragments.js";

@@ -1,4 +1,10 @@
-import type { HealthPruneRequest, PruneBatch, PruneRequest } from "@postel/core";
+import {
+  FINISHED_MESSAGE_STATUSES,
+  type HealthPruneRequest,
+  type PruneBatch,
+  type PruneRequest,
+  sqlStatusList,
+} from "@postel/core/storage";
 import type { Db, Statement } from "./internal/database.js";
 
 // The ids a batch examines: the next `limit` of the primary key from `after`, below `below`.
@@ -8,7 +14,7 @@ const EXAMINED = `SELECT id FROM postel_messages WHERE id > :after AND id < :bel
 // finaliseMessages); every delivery must be terminal, so nothing live is ever deleted.
 const DOOMED = `SELECT m.id FROM postel_messages m
   WHERE m.id IN (${EXAMINED})
-    AND +m.status IN ('dispatched', 'dead-lettered', 'expired') AND m.finished_at < :finishedBefore
+    AND +m.status IN ${sqlStatusList(FINISHED_MESSAGE_STATUSES)} AND m.finished_at < :finishedBefore
     AND NOT EXISTS (SELECT 1 FROM postel_deliveries d WHERE d.message_id = m.id AND d.status IN ('pending', 'held'))`;
 
 /** The statements of one batch: what it examined, then its deletes (tests EXPLAIN them). */

@@ -1,5 +1,15 @@
 import type { Client } from "@libsql/client";
-import type { AuditLogStore, CredentialStore, Storage } from "@postel/core";
+import type {
+  AuditLogStore,
+  BatchSendStore,
+  CredentialStore,
+  DirectDeliveryStore,
+  LimitsStore,
+  OperationsStore,
+  ReplayStore,
+  RetentionStore,
+  Storage,
+} from "@postel/core/storage";
 import { auditStore } from "./audit.js";
 import { auditLogStore } from "./audit-log.js";
 import { credentialStore } from "./credentials.js";
@@ -40,6 +50,18 @@ export interface SqliteStorage extends Storage<SqliteTransaction> {
   readonly client: Client;
   /** Create or upgrade the schema (see the standalone `migrate`). Safe to call from several processes. */
   migrate(): Promise<void>;
+  /** `sendBatch()`: multi-row INSERTs in one write transaction. */
+  readonly batchSend: BatchSendStore<SqliteTransaction>;
+  /** Direct deliveries: a message with one endpoint is written once. */
+  readonly direct: DirectDeliveryStore;
+  /** Per-endpoint limits across processes (the single writer and a token bucket). */
+  readonly limits: LimitsStore;
+  /** The operations reads. */
+  readonly operations: OperationsStore;
+  /** Replay of terminal deliveries. */
+  readonly replay: ReplayStore;
+  /** Retention in short write transactions. */
+  readonly retention: RetentionStore;
   /** The audit log, in `postel_audit_log`. */
   readonly auditLog: AuditLogStore;
   /** Compare-and-set rewrites of stored credentials (`credentials.reencrypt()`). */
@@ -62,16 +84,24 @@ export function SqliteStorage(
   assertConnection(connection, settings, "SqliteStorage");
   const { client, db, ...lifecycle } = openConnection(connection, settings, "SqliteStorage");
 
+  const { enqueueMany, renewFanoutLeases, ...outboxVerbs } = outbox(db);
+  const { claimLimited, ...queue } = deliveryQueue(db);
+  const { listEndpoints, ...endpoints } = endpointStore(db);
+  const { getMessage, listDeliveries, ...reads } = auditStore(db);
   return {
     name: "sqlite",
     client,
-    ...outbox(db),
-    ...deliveryQueue(db),
-    ...endpointStore(db),
-    ...auditStore(db),
-    ...statsStore(db),
-    ...replayStore(db),
-    ...retentionStore(db),
+    ...outboxVerbs,
+    ...queue,
+    ...endpoints,
+    getMessage,
+    listDeliveries,
+    batchSend: { enqueueMany },
+    direct: { renewFanoutLeases },
+    limits: { claimLimited },
+    operations: { listEndpoints, ...reads, ...statsStore(db) },
+    replay: replayStore(db),
+    retention: retentionStore(db),
     auditLog: auditLogStore(db),
     credentials: credentialStore(db),
     migrate: lifecycle.migrate,

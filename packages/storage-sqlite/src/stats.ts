@@ -1,4 +1,9 @@
-import { type EndpointState, type StatsQuery, type StorageStats, statsOfEndpoints } from "@postel/core";
+import {
+  type EndpointState,
+  type StatsQuery,
+  type StorageStats,
+  statsOfEndpoints,
+} from "@postel/core/storage";
 import type { Db } from "./internal/database.js";
 import { int, intOrNull, str, strOrNull } from "./internal/rows.js";
 

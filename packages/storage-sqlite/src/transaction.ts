@@ -5,7 +5,7 @@ import {
   type Statement,
   StatementParam,
   statement as sql,
-} from "@postel/core";
+} from "@postel/core/storage";
 import type { Db } from "./internal/database.js";
 import { translateError } from "./internal/database.js";
 

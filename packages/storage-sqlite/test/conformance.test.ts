@@ -1,4 +1,4 @@
-import { runStorageConformance } from "@postel/core/testing";
+import { runStorageConformance } from "@postel/core/storage/conformance";
 import { sqliteHooks } from "./storage-hooks.js";
 
 runStorageConformance(sqliteHooks);

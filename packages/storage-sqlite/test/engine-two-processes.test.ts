@@ -1,3 +1,4 @@
+import { countDeliveries } from "./count-deliveries.js";
 import { Postel } from "@postel/core";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { SqliteStorage } from "../src/index.js";
@@ -53,12 +54,14 @@ async function allRecorded(): Promise<void> {
   const storage = SqliteStorage({ url: db.url }, { migrate: false });
   try {
     await waitFor(
-      async () => (await storage.countDeliveries()).succeeded === MESSAGES,
+      async () => (await countDeliveries(storage.client)).succeeded === MESSAGES,
       `${MESSAGES} succeeded deliveries`,
       30_000,
     );
-    expect(await storage.countDeliveries()).toEqual({ succeeded: MESSAGES });
-    expect(await storage.listMessages({ limit: MESSAGES + 1, status: "dispatched" })).toHaveLength(MESSAGES);
+    expect(await countDeliveries(storage.client)).toEqual({ succeeded: MESSAGES });
+    expect(await storage.operations.listMessages({ limit: MESSAGES + 1, status: "dispatched" })).toHaveLength(
+      MESSAGES,
+    );
   } finally {
     await storage.close();
   }

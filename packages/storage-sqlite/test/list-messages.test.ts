@@ -1,4 +1,4 @@
-import { type MessageQuery, messageIdBound } from "@postel/core";
+import { type MessageQuery, messageIdBound } from "@postel/core/storage";
 import { expect, test } from "vitest";
 import { listMessagesStatement } from "../src/audit.js";
 import { freshStorageEachTest } from "./temp-db.js";
@@ -55,16 +55,16 @@ test("the status filter pages through dead-lettered messages newest first and le
     INSERT INTO postel_messages (id, type, payload, status, created_at)
     SELECT printf('msg_%03d', i), 'order.paid', '{}', CASE WHEN i % 3 = 0 THEN 'dead-lettered' ELSE 'dispatched' END,
       ${NOW} + i FROM n`);
-  const first = await storage().listMessages({ status: "dead-lettered", limit: 4 });
+  const first = await storage().operations.listMessages({ status: "dead-lettered", limit: 4 });
   expect(first.map((m) => m.id)).toEqual(["msg_030", "msg_027", "msg_024", "msg_021"]);
-  const rest = await storage().listMessages({
+  const rest = await storage().operations.listMessages({
     status: "dead-lettered",
     limit: 10,
     after: "msg_021",
     since: NOW + 4,
   });
   expect(rest.map((m) => m.id)).toEqual(["msg_018", "msg_015", "msg_012", "msg_009", "msg_006"]);
-  expect(await storage().listMessages({ status: "expired", limit: 10 })).toEqual([]);
+  expect(await storage().operations.listMessages({ status: "expired", limit: 10 })).toEqual([]);
 });
 
 test("a page of one tenant's messages is a range of postel_messages_tenant, newest first", async () => {
@@ -78,7 +78,7 @@ test("a page of one tenant's messages is a range of postel_messages_tenant, newe
     WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
     INSERT INTO postel_messages (id, type, payload, tenant_id, status, created_at)
     SELECT printf('msg_%03d', i), 'order.paid', '{}', CASE WHEN i % 100 = 0 THEN 'acme' END, 'dispatched', ${NOW} + i FROM n`);
-  expect(storage().indexedMessageFilters).toEqual(["tenantId"]);
-  const page = await storage().listMessages({ tenantId: "acme", limit: 2 });
+  expect(storage().operations.indexedMessageFilters).toEqual(["tenantId"]);
+  const page = await storage().operations.listMessages({ tenantId: "acme", limit: 2 });
   expect(page.map((m) => m.id)).toEqual(["msg_300", "msg_200"]);
 });

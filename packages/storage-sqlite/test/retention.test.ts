@@ -1,6 +1,6 @@
 import type { Client } from "@libsql/client";
-import { messageIdBound, type PruneRequest } from "@postel/core";
-import { pruneAll } from "@postel/core/testing";
+import { messageIdBound, type PruneRequest } from "@postel/core/storage";
+import { pruneAll } from "@postel/core/storage/conformance";
 import { expect, test } from "vitest";
 import type { Statement } from "../src/internal/database.js";
 import { pruneHealthStatement, pruneStatements } from "../src/retention.js";

@@ -1,6 +1,7 @@
+import { countDeliveries } from "./count-deliveries.js";
 import { type Client, createClient } from "@libsql/client";
 import { ConfigurationError, type DeliveryRecord } from "@postel/core";
-import { newEndpoint, newMessage, T0 } from "@postel/core/testing";
+import { newEndpoint, newMessage, T0 } from "@postel/core/storage/conformance";
 import { afterEach, describe, expect, test } from "vitest";
 import { SqliteStorage } from "../src/index.js";
 import { openWriter, type Synchronous } from "../src/internal/writer.js";
@@ -69,7 +70,7 @@ describe("SqliteStorage", () => {
     expect(await waiting).toEqual({ id: "msg_waiting", reused: false });
     // The connection that met the lock is not left unusable (libsql does not reset a busy statement).
     expect(await storage.enqueue(message("msg_after"))).toEqual({ id: "msg_after", reused: false });
-    expect(await storage.listMessages({ limit: 10 })).toHaveLength(2);
+    expect(await storage.operations.listMessages({ limit: 10 })).toHaveLength(2);
   });
 
   test("gives up with SQLITE_BUSY once busyTimeoutMs has passed", async () => {
@@ -146,7 +147,7 @@ describe("SqliteStorage", () => {
     expect(await storage.recordOutcomes(outcomes, T0 + 1)).toEqual({ recorded: ids, leaseLost: [] });
     expect(await storage.recordOutcomes(outcomes, T0 + 2)).toEqual({ recorded: [], leaseLost: ids });
     expect(await storage.endpointHealth("ep_1", 0)).toEqual({ attempts: 2, failures: 0 });
-    expect(await storage.countDeliveries()).toEqual({ succeeded: 2 });
+    expect(await countDeliveries(storage.client)).toEqual({ succeeded: 2 });
   });
 
   test("rejects invalid options with one ConfigurationError naming each field", () => {

@@ -1,5 +1,5 @@
 import { type Client, createClient } from "@libsql/client";
-import type { NewMessage } from "@postel/core";
+import type { NewMessage } from "@postel/core/storage";
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/libsql";
 import { sql as previousSql } from "drizzle-orm-previous";

@@ -1,4 +1,5 @@
-import { newEndpoint, newMessage, T0 } from "@postel/core/testing";
+import { countDeliveries } from "./count-deliveries.js";
+import { newEndpoint, newMessage, T0 } from "@postel/core/storage/conformance";
 import { afterEach, expect, test } from "vitest";
 import { SqliteStorage } from "../src/index.js";
 import { runTogether, startChild } from "./child-process.js";
@@ -60,8 +61,10 @@ test("two processes claiming from one file take every one of 2,000 due deliverie
   expect(second!.length).toBeGreaterThan(0);
 
   const storage = SqliteStorage({ url: db.url });
-  expect(await storage.countDeliveries()).toEqual({ succeeded: MESSAGES * ENDPOINTS });
-  expect(await storage.listMessages({ limit: MESSAGES, status: "dispatched" })).toHaveLength(MESSAGES);
+  expect(await countDeliveries(storage.client)).toEqual({ succeeded: MESSAGES * ENDPOINTS });
+  expect(await storage.operations.listMessages({ limit: MESSAGES, status: "dispatched" })).toHaveLength(
+    MESSAGES,
+  );
   expect(await storage.endpointHealth("ep_0", T0)).toEqual({ attempts: MESSAGES, failures: 0 });
   await storage.close();
 }, 60_000);

@@ -3,7 +3,20 @@ import type { AddressInfo } from "node:net";
 import type { MountableHandler } from "./mounts/mountable.js";
 import type { NextRoute } from "./mounts/next.js";
 import { toWebRequest, writeWebResponse } from "./node.js";
-import type { HardeningMount, MountedServer } from "./testing.js";
+
+/** A running server that serves a handler through one framework's mount. */
+export interface MountedServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** One framework's mount, as the suite starts it. */
+export interface HardeningMount {
+  /** For test titles, e.g. `"Express"`. */
+  name: string;
+  /** Serves `handler` at its `basePath` through the mount, on 127.0.0.1 and a free port. */
+  start(handler: MountableHandler): Promise<MountedServer>;
+}
 
 /** The frameworks, passed in so `@postel/web-kit/testing` loads none of them itself. */
 export interface Frameworks {

@@ -5,22 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { MountableHandler } from "./mounts/mountable.js";
 import { type RawExchange, rawExchange } from "./raw-http.js";
+import type { HardeningMount, MountedServer } from "./testing-mounts.js";
 
 export { type RawExchange, rawExchange } from "./raw-http.js";
-
-/** A running server that serves a handler through one framework's mount. */
-export interface MountedServer {
-  port: number;
-  close(): Promise<void>;
-}
-
-/** One framework's mount, as the suite starts it. */
-export interface HardeningMount {
-  /** For test titles, e.g. `"Express"`. */
-  name: string;
-  /** Serves `handler` at its `basePath` through the mount, on 127.0.0.1 and a free port. */
-  start(handler: MountableHandler): Promise<MountedServer>;
-}
 
 /** How the suite controls the surface under test. */
 export interface HardeningOptions {
@@ -182,4 +169,10 @@ export function runMountHardening(options: HardeningOptions): void {
     });
   }
 }
-export { type Frameworks, frameworkMounts, type SurfaceMounts } from "./testing-mounts.js";
+export {
+  type Frameworks,
+  frameworkMounts,
+  type HardeningMount,
+  type MountedServer,
+  type SurfaceMounts,
+} from "./testing-mounts.js";

@@ -1,9 +1,9 @@
-import type { EndpointStore, Storage } from "../storage/storage.js";
+import type { EndpointQuery, EndpointStore, OperationsStore, Storage } from "../storage/storage.js";
 import type { CredentialCodec } from "./credential-codec.js";
 
 type EndpointVerbs = Pick<
   EndpointStore,
-  "createEndpoint" | "getEndpoint" | "listEndpoints" | "allEndpoints" | "updateEndpoint" | "addEndpointSecret"
+  "createEndpoint" | "getEndpoint" | "allEndpoints" | "updateEndpoint" | "addEndpointSecret"
 >;
 
 /**
@@ -22,7 +22,6 @@ export function encryptCredentials<S extends Storage<unknown>>(storage: S, codec
       const record = await storage.getEndpoint(id);
       return record === null ? null : codec.openRecord(record);
     },
-    listEndpoints: async (query) => openAll(await storage.listEndpoints(query)),
     allEndpoints: async () => openAll(await storage.allEndpoints()),
     updateEndpoint: async (id, fields, now) => {
       const stored =
@@ -38,9 +37,23 @@ export function encryptCredentials<S extends Storage<unknown>>(storage: S, codec
   // The storage's own methods run on the storage itself (a class with private fields keeps working).
   // Bound once per function, so a method replaced on the storage later is the one called.
   const bound = new WeakMap<object, unknown>();
+  // The operations capability lists endpoints: its pages are opened too.
+  const ops = storage.operations;
+  const operations: OperationsStore | undefined =
+    ops === undefined
+      ? undefined
+      : new Proxy(ops, {
+          get(target, key) {
+            if (key === "listEndpoints")
+              return async (query: EndpointQuery) => openAll(await target.listEndpoints(query));
+            const value: unknown = Reflect.get(target, key, target);
+            return typeof value === "function" ? value.bind(target) : value;
+          },
+        });
   return new Proxy(storage, {
     get(target, key) {
       if (Object.hasOwn(verbs, key)) return verbs[key as keyof EndpointVerbs];
+      if (key === "operations") return operations;
       const value: unknown = Reflect.get(target, key, target);
       if (typeof value !== "function") return value;
       let method = bound.get(value);

@@ -79,12 +79,12 @@ export async function claimWork(ctx: FanoutContext, limit: number, share?: Claim
     deliveries.push(...due);
   }
   const limited = share?.limited.filter((claim) => claim.want > 0) ?? [];
-  if (limited.length > 0) {
+  // Endpoints with limits exist only on a storage that has them (LIMITS_UNSUPPORTED otherwise).
+  const limits = config.storage.limits;
+  if (limited.length > 0 && limits !== undefined) {
     const now = clock.now();
     const until = now + config.workers.leaseDurationMs;
-    deliveries.push(
-      ...(await config.storage.claimLimited(limited, { owner: config.workers.id, now, until })),
-    );
+    deliveries.push(...(await limits.claimLimited(limited, { owner: config.workers.id, now, until })));
   }
   const fanoutFull = fanned.messages >= (share?.messages ?? limit);
   return { fannedOut: fanned.messages, fanoutFull, created: fanned.created, deliveries };

@@ -5,7 +5,7 @@ import {
   nextRetryDelay,
 } from "../classify-response.js";
 import type { Clock } from "../clock.js";
-import type { OutboundConfig } from "../config.js";
+import type { OutboundConfig } from "../config/resolved.js";
 import type { HttpSender } from "../http/http-sender.js";
 import type { IdGenerator } from "../ids.js";
 import { publicEndpoint } from "../outbound/endpoints.js";
@@ -13,8 +13,8 @@ import type { OutboundEvent } from "../outbound/types.js";
 import type { Random } from "../random.js";
 import type { AttemptRecord, ClaimedDelivery, MessageRecord } from "../storage/records.js";
 import type { DeliveryOutcome, DeliveryTransition } from "../storage/storage.js";
-import type { Telemetry } from "../telemetry/telemetry.js";
 import type { CompiledEndpoint } from "./endpoint-cache.js";
+import type { Emitter } from "./events.js";
 
 /** What delivering one claimed delivery decided, plus what the health monitor needs. */
 export interface DeliveryResult {
@@ -33,8 +33,8 @@ export interface DeliverContext {
   random: Random;
   newId: IdGenerator;
   http: HttpSender;
-  /** Null when telemetry is off. */
-  telemetry: Telemetry | null;
+  /** Where attempts are reported to their observers. */
+  events: Emitter;
 }
 
 /** The Standard Webhooks body: `{"type","timestamp","data"}` with `data` spliced in as stored (never re-serialised). */
@@ -121,9 +121,7 @@ export async function deliver(
     "webhook-signature",
     signed["webhook-signature"],
   ];
-  const { telemetry } = ctx;
-  const span =
-    telemetry === null ? null : telemetry.startAttempt(claimed, endpoint, headers, probeSlot !== null);
+  const end = ctx.events.startAttempt(claimed, endpoint.record, headers, probeSlot !== null);
   const response = await ctx.http.post(endpoint.record.url, headers, body);
   const finishedAt = clock.now();
   const verdict = classifyOutcome(response, finishedAt);
@@ -139,7 +137,7 @@ export async function deliver(
   if (attempt.responseSnippet !== null && endpoint.redactSnippet !== null)
     attempt.responseSnippet = endpoint.redactSnippet(attempt.responseSnippet);
   const result = decide(ctx, claimed, endpoint, verdict, attempt, finishedAt, probeSlot);
-  if (telemetry !== null && span !== null) telemetry.endAttempt(span, attempt, result.outcome);
+  if (end !== null) end(attempt, result.outcome);
   return result;
 }
 

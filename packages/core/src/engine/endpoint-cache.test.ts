@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { ManualClock } from "../clock.js";
-import { parsePostelOptions } from "../config.js";
+import { parsePostelOptions } from "../config/parse.js";
 import { InMemoryStorage } from "../storage/in-memory-storage.js";
 import { newEndpoint } from "../testing/conformance/fixtures.js";
 import { EndpointCache } from "./endpoint-cache.js";

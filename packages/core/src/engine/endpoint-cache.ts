@@ -1,7 +1,7 @@
 import { createSigner, type Signer } from "@postel/signing";
 import type { RetryPolicy } from "../backoff.js";
 import type { Clock } from "../clock.js";
-import type { OutboundConfig } from "../config.js";
+import type { OutboundConfig } from "../config/resolved.js";
 import { type CredentialError, unreadableReason } from "../credentials/credential-error.js";
 import { type SnippetRedactor, snippetRedactor } from "../credentials/redact-snippet.js";
 import { retryPolicyFromSpec } from "../outbound/endpoint-input.js";

@@ -1,5 +1,6 @@
 import type { PruneResult } from "../outbound/prune.js";
-import type { AttemptRecord } from "../storage/records.js";
+import type { AttemptRecord, ClaimedDelivery, EndpointRecord } from "../storage/records.js";
+import type { DeliveryOutcome } from "../storage/storage.js";
 
 /** The events `postel.on()` emits, and what each listener receives. */
 export interface PostelEventMap {
@@ -42,9 +43,37 @@ export interface PostelEventMap {
 /** Event names of `postel.on()`. */
 export type PostelEventName = keyof PostelEventMap;
 
-/** A tiny typed emitter; a throwing listener never breaks delivery. */
+/** Called once an attempt's response is in and its transition decided. */
+export type AttemptEnd = (attempt: AttemptRecord, outcome: DeliveryOutcome) => void;
+
+/** A delivery whose outcome storage accepted. */
+export interface RecordedOutcome {
+  claimed: ClaimedDelivery;
+  outcome: DeliveryOutcome;
+}
+
+/**
+ * Internal hooks around every HTTP attempt, for what watches delivery from inside the engine
+ * (telemetry registers one when it is on). Unlike a `postel.on()` listener, an observer may add
+ * request headers, and it is our own code: it must not throw.
+ */
+export interface AttemptObserver {
+  /**
+   * The request is signed and about to be sent. `headers` are its flat `[name, value, ...]` pairs:
+   * append to them to add headers (e.g. `traceparent`); the signature does not cover them.
+   */
+  start(claimed: ClaimedDelivery, endpoint: EndpointRecord, headers: string[], probe: boolean): AttemptEnd;
+  /** Storage accepted these outcomes (a lost lease records nothing). */
+  recorded(outcomes: readonly RecordedOutcome[]): void;
+}
+
+/**
+ * A tiny typed emitter of what the engine does: events to `postel.on()` listeners (a throwing
+ * listener never breaks delivery) and attempts to internal observers.
+ */
 export class Emitter {
   readonly #listeners = new Map<PostelEventName, Set<(payload: never) => void>>();
+  readonly #observers: AttemptObserver[] = [];
 
   on<E extends PostelEventName>(event: E, listener: (payload: PostelEventMap[E]) => void): () => void {
     let set = this.#listeners.get(event);
@@ -70,5 +99,34 @@ export class Emitter {
 
   has(event: PostelEventName): boolean {
     return (this.#listeners.get(event)?.size ?? 0) > 0;
+  }
+
+  /** Adds an internal observer of every attempt. */
+  observe(observer: AttemptObserver): void {
+    this.#observers.push(observer);
+  }
+
+  /**
+   * Tells the observers an attempt is about to be sent; returns what to call when it is decided, or
+   * null when nothing observes (delivery then pays one length check and allocates nothing).
+   */
+  startAttempt(
+    claimed: ClaimedDelivery,
+    endpoint: EndpointRecord,
+    headers: string[],
+    probe: boolean,
+  ): AttemptEnd | null {
+    const observers = this.#observers;
+    if (observers.length === 0) return null;
+    if (observers.length === 1) return observers[0]!.start(claimed, endpoint, headers, probe);
+    const ends = observers.map((observer) => observer.start(claimed, endpoint, headers, probe));
+    return (attempt, outcome) => {
+      for (const end of ends) end(attempt, outcome);
+    };
+  }
+
+  /** Tells the observers which outcomes storage accepted. */
+  recorded(outcomes: readonly RecordedOutcome[]): void {
+    for (const observer of this.#observers) observer.recorded(outcomes);
   }
 }

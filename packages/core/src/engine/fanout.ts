@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.js";
-import type { OutboundConfig } from "../config.js";
+import type { OutboundConfig } from "../config/resolved.js";
 import { type EventFilter, matchesEventFilter } from "../event-filter.js";
 import type { IdGenerator } from "../ids.js";
 import { type ClaimedDelivery, type MessageRecord, pendingDelivery } from "../storage/records.js";
@@ -70,6 +70,8 @@ export async function fanOut(
   const results: FanoutResult[] = [];
   let created = 0;
   let leased = 0;
+  // Only a storage with the direct capability records a delivery with its outcome (newDelivery).
+  const directOk = storage.direct !== undefined;
   const matched = claimed.map(({ message, token }) => ({
     message,
     token,
@@ -103,7 +105,7 @@ export async function fanOut(
     }
     created += deliveries.length;
     const [only] = deliveries;
-    if (only !== undefined && deliveries.length === 1 && only.queued !== true) {
+    if (directOk && only !== undefined && deliveries.length === 1 && only.queued !== true) {
       direct.push({
         // As its row will read once inserted, leased under its message's fan-out token.
         delivery: pendingDelivery(only, now, until, { token, owner: workers.id }),

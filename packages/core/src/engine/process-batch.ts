@@ -79,7 +79,7 @@ export async function recordResults(
     summary[result.outcome.transition.kind]++;
     emitOutcome(ctx.events, result);
   }
-  if (ctx.telemetry !== null) ctx.telemetry.recorded(kept);
+  ctx.events.recorded(kept);
   await ctx.health.afterBatch(kept, await ctx.cache.recent());
 }
 
@@ -217,7 +217,7 @@ export function renewWhileWorking(
     }
     const failed = (error: unknown) => ctx.events.emit("error", { error, context: "renewing leases" });
     if (leases.length > 0) config.storage.renewLeases(leases, until).catch(failed);
-    if (fanoutLeases.length > 0) config.storage.renewFanoutLeases(fanoutLeases, until).catch(failed);
+    if (fanoutLeases.length > 0) config.storage.direct?.renewFanoutLeases(fanoutLeases, until).catch(failed);
     timer = clock.setTimer(renew, every);
   }
   return {

@@ -1,13 +1,13 @@
 import { type Clock, sleep, type TimerHandle } from "../clock.js";
-import type { RetentionSettings } from "../config.js";
+import type { RetentionSettings } from "../config/resolved.js";
 import { runPrunePass } from "../outbound/prune.js";
 import type { Random } from "../random.js";
-import type { Storage } from "../storage/storage.js";
+import type { RetentionStore } from "../storage/storage.js";
 import type { Emitter } from "./events.js";
 
 /** What the retention loop needs. */
 export interface RetentionContext {
-  storage: Storage<unknown>;
+  storage: RetentionStore;
   clock: Clock;
   random: Random;
   events: Emitter;

@@ -1,10 +1,12 @@
 import type { Clock } from "../clock.js";
 import { StorageTimeoutError } from "../errors.js";
+import { STORAGE_CAPABILITIES } from "../storage/capabilities.js";
 import type { Storage } from "../storage/storage.js";
 
 // Not the workers' calls (sends and lifecycle have callers of their own to answer to), or calls that
 // legitimately outlast a lease (a migration waits for another process's lock).
 const UNBOUNDED = new Set<PropertyKey>(["migrate", "subscribe", "reset", "close", "enqueue", "enqueueMany"]);
+const CAPABILITY_NAMES = new Set<PropertyKey>(STORAGE_CAPABILITIES);
 
 /**
  * The storage as the workers see it: every call settles within `deadlineMs` of the clock, or fails
@@ -18,24 +20,46 @@ export function withDeadline<S extends Storage<unknown>>(
   deadlineMs: number,
   onMissed: (verb: string) => void,
 ): S {
-  const bounded = new Map<PropertyKey, (...args: unknown[]) => Promise<unknown>>();
-  return new Proxy(storage, {
+  return bounded(storage, storage.name, "", clock, deadlineMs, onMissed);
+}
+
+// The storage itself, and each capability object on it (`limits.claimLimited` is a workers' call too).
+function bounded<T extends object>(
+  target: T,
+  name: string,
+  prefix: string,
+  clock: Clock,
+  deadlineMs: number,
+  onMissed: (verb: string) => void,
+): T {
+  const calls = new Map<PropertyKey, unknown>();
+  return new Proxy(target, {
     get(target, key, receiver) {
       const value: unknown = Reflect.get(target, key, receiver);
-      if (typeof value !== "function" || UNBOUNDED.has(key)) return value;
-      let call = bounded.get(key);
-      if (!call) {
-        const verb = String(key);
-        call = (...args) =>
-          settleWithin(Promise.resolve(value.apply(target, args)), clock, deadlineMs, () => {
-            onMissed(verb);
-            return new StorageTimeoutError(
-              `The ${target.name} storage's ${verb}() did not settle within ${deadlineMs} ms (half the ` +
-                "workers' lease), so its connection is presumed lost: Postel dropped the connections it " +
-                "owns and retries on new ones. If this repeats, check the database's health and the network to it.",
-            );
-          });
-        bounded.set(key, call);
+      if (UNBOUNDED.has(key)) return value;
+      const capability = prefix === "" && (CAPABILITY_NAMES as ReadonlySet<PropertyKey>).has(key);
+      if (capability ? typeof value !== "object" || value === null : typeof value !== "function")
+        return value;
+      let call = calls.get(key);
+      if (call === undefined) {
+        const verb = `${prefix}${String(key)}`;
+        call = capability
+          ? bounded(value as object, name, `${verb}.`, clock, deadlineMs, onMissed)
+          : (...args: unknown[]) =>
+              settleWithin(
+                Promise.resolve((value as (...args: unknown[]) => unknown).apply(target, args)),
+                clock,
+                deadlineMs,
+                () => {
+                  onMissed(verb);
+                  return new StorageTimeoutError(
+                    `The ${name} storage's ${verb}() did not settle within ${deadlineMs} ms (half the ` +
+                      "workers' lease), so its connection is presumed lost: Postel dropped the connections it " +
+                      "owns and retries on new ones. If this repeats, check the database's health and the network to it.",
+                  );
+                },
+              );
+        calls.set(key, call);
       }
       return call;
     },

@@ -1,5 +1,6 @@
+import { requireCapability } from "../storage/capabilities.js";
 import * as v from "valibot";
-import type { OutboundConfig } from "../config.js";
+import type { OutboundConfig } from "../config/resolved.js";
 import { PostelError } from "../errors.js";
 import { idFloor } from "../ids.js";
 import type { AttemptOutcome, AttemptRecord } from "../storage/records.js";
@@ -89,20 +90,23 @@ export function createAttemptsApi(config: OutboundConfig, now: () => number): At
   return {
     async after(options) {
       const { after, since, ...filters } = parseOptions(AttemptFeedSchema, options ?? {}, "attempts.after()");
-      const { storage } = config;
-      if (!storage.attemptsAfter) {
+      const ops = requireCapability(config.storage, "operations", "attempts.after()");
+      if (!ops.attemptsAfter) {
         throw new PostelError(
           "ATTEMPT_FEED_UNSUPPORTED",
-          `The ${storage.name} storage has no attempt feed (Storage.attemptsAfter), which attempts.after() and ` +
+          `The ${config.storage.name} storage has no attempt feed (OperationsStore.attemptsAfter), which attempts.after() and ` +
             "`postel tail` need to keep up. InMemoryStorage, PostgresStorage and SqliteStorage have one; " +
             "a storage of your own can implement it (runStorageConformance checks it), or read attempts.recent().",
         );
       }
-      return storage.attemptsAfter({ ...filters, after: after ?? idFloor("att", since ?? now()) });
+      return ops.attemptsAfter({ ...filters, after: after ?? idFloor("att", since ?? now()) });
     },
     async recent(options) {
       const { since, limit } = parseOptions(RecentAttemptsSchema, options, "attempts.recent()");
-      return config.storage.recentAttempts({ since, limit });
+      return requireCapability(config.storage, "operations", "attempts.recent()").recentAttempts({
+        since,
+        limit,
+      });
     },
   };
 }

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { Clock } from "../clock.js";
-import { DEFAULT_PRUNE_BATCH, type OutboundConfig } from "../config.js";
+import type { OutboundConfig } from "../config/resolved.js";
+import { DEFAULT_PRUNE_BATCH } from "../config/schemas.js";
 import { type Duration, parseDuration } from "../duration.js";
 import { PostelError } from "../errors.js";
 import type { IdGenerator } from "../ids.js";

@@ -1,5 +1,6 @@
+import { requireCapability } from "../storage/capabilities.js";
 import * as v from "valibot";
-import type { OutboundConfig } from "../config.js";
+import type { OutboundConfig } from "../config/resolved.js";
 import type { DeadLetter } from "../storage/records.js";
 import type { FailureStatus } from "../storage/storage.js";
 import {
@@ -68,7 +69,8 @@ export function createDeadLettersApi(
       const call = `${name}.list()`;
       const { cursor, limit, ...filters } = parseOptions(ListDeadLettersSchema, options, call);
       const after = decodeCursor(cursor, kind, call);
-      const rows = await config.storage.listDeadLetters({ ...filters, status, limit: limit + 1, after });
+      const ops = requireCapability(config.storage, "operations", call);
+      const rows = await ops.listDeadLetters({ ...filters, status, limit: limit + 1, after });
       return toPage(
         rows,
         limit,

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { idFloor } from "../ids.js";
 import type { AttemptRecord, EndpointRecord, EndpointState } from "../storage/records.js";
-import { HEALTH_BUCKET_MS, type HealthBucket, type Storage } from "../storage/storage.js";
+import { HEALTH_BUCKET_MS, type HealthBucket, type OperationsStore } from "../storage/storage.js";
 import { parseOptions } from "./page.js";
 
 /** Options of `endpoints.activity`. */
@@ -76,7 +76,7 @@ const ActivitySchema = v.strictObject({
  * its feed, a quiet one the stretch that holds its last few attempts).
  */
 export async function endpointActivity(
-  storage: Storage<unknown>,
+  storage: OperationsStore,
   endpoint: EndpointRecord,
   now: number,
   options: EndpointActivityOptions | undefined,
@@ -146,7 +146,7 @@ export function successAndFailure(
  * is bisected between them. Attempts too close in time to tell apart are followed by id.
  */
 async function newestAttempts(
-  storage: Storage<unknown>,
+  storage: OperationsStore,
   endpointId: string,
   buckets: readonly HealthBucket[],
   want: number,

@@ -2,16 +2,16 @@ import { createSigner } from "@postel/signing";
 import * as v from "valibot";
 import { unmatchedGlobs } from "./catalog.js";
 import { ExponentialBackoff, LinearBackoff, type RetryPolicy } from "../backoff.js";
+import type { OutboundConfig } from "../config/resolved.js";
 import {
   AutoDisableSchema,
   CircuitBreakerSchema,
   objectNotArray,
   maxInFlightSchema,
-  type OutboundConfig,
   RetryPolicySchema,
   rateLimitSchema,
   toConfigurationIssues,
-} from "../config.js";
+} from "../config/schemas.js";
 import { InvalidInputError } from "../errors.js";
 import { validateEventFilter } from "../event-filter.js";
 import type { EndpointFields, RetryPolicySpec } from "../storage/records.js";

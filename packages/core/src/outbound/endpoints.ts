@@ -1,14 +1,16 @@
+import { requireCapability } from "../storage/capabilities.js";
 import { generateKeyPair, generateSecret } from "@postel/signing";
 import * as v from "valibot";
 import type { Clock } from "../clock.js";
-import type { OutboundConfig } from "../config.js";
+import type { OutboundConfig } from "../config/resolved.js";
 import { type Duration, toMs } from "../duration.js";
 import { assertReadable } from "../credentials/credential-error.js";
 import { InvalidInputError, NotFoundError, PostelError } from "../errors.js";
 import { compileTypeGlobs, isValidEventType } from "../type-glob.js";
 import { assertEndpointUrlAllowed } from "../http/network-policy.js";
 import type { IdGenerator } from "../ids.js";
-import type { EndpointRecord, EndpointState } from "../storage/records.js";
+import type { EndpointFields, EndpointRecord, EndpointState } from "../storage/records.js";
+import type { Storage } from "../storage/storage.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import { assertDeclared } from "./catalog.js";
 import {
@@ -162,6 +164,7 @@ export function createEndpointsApi({
   return {
     async create(input) {
       const { fields, secret } = parseEndpointInput(input, config, "create");
+      needsLimits(storage, fields, "endpoints.create()");
       await assertEndpointUrlAllowed(fields.url as string, policy);
       const now = clock.now();
       const record: EndpointRecord = {
@@ -198,11 +201,13 @@ export function createEndpointsApi({
     async list(options) {
       const { cursor, limit, ...filters } = parseOptions(ListEndpointsSchema, options, "endpoints.list()");
       const after = decodeCursor(cursor, "endpoints", "endpoints.list()");
-      const rows = await storage.listEndpoints({ ...filters, limit: limit + 1, after });
+      const ops = requireCapability(storage, "operations", "endpoints.list()");
+      const rows = await ops.listEndpoints({ ...filters, limit: limit + 1, after });
       return toPage(rows, limit, "endpoints", (row) => row.id, publicEndpoint);
     },
     async update(id, input) {
       const { fields } = parseEndpointInput(input, config, "update");
+      needsLimits(storage, fields, "endpoints.update()");
       await mustGet(id);
       if (fields.url !== undefined) await assertEndpointUrlAllowed(fields.url, policy);
       const updated = await storage.updateEndpoint(id, fields, clock.now());
@@ -255,7 +260,10 @@ export function createEndpointsApi({
     },
     sendTest: async (id, event) =>
       sendTest({ config, clock, newId, wake, telemetry }, await mustGet(id), event),
-    activity: async (id, options) => endpointActivity(storage, await mustGet(id), clock.now(), options),
+    activity: async (id, options) => {
+      const ops = requireCapability(storage, "operations", "endpoints.activity()");
+      return endpointActivity(ops, await mustGet(id), clock.now(), options);
+    },
   };
 }
 
@@ -271,4 +279,12 @@ export function publicEndpoint(record: EndpointRecord): Endpoint {
   assertReadable(record);
   const { secrets: _secrets, ...endpoint } = record;
   return endpoint;
+}
+
+/** An endpoint limit is held across workers by the storage's limits capability: refused without it. */
+function needsLimits(storage: Storage<unknown>, fields: Partial<EndpointFields>, call: string): void {
+  const limited =
+    (fields.maxInFlight !== undefined && fields.maxInFlight !== null) ||
+    (fields.rateLimit !== undefined && fields.rateLimit !== null);
+  if (limited) requireCapability(storage, "limits", `${call} with maxInFlight or rateLimit`);
 }

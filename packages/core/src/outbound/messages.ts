@@ -1,5 +1,6 @@
+import { requireCapability } from "../storage/capabilities.js";
 import * as v from "valibot";
-import type { OutboundConfig } from "../config.js";
+import type { OutboundConfig } from "../config/resolved.js";
 import { NotFoundError } from "../errors.js";
 import { messageIdBound } from "../ids.js";
 import type { AttemptRecord, DeliveryRecord, MessageRecord, MessageStatus } from "../storage/records.js";
@@ -104,15 +105,16 @@ export function createMessagesApi(config: OutboundConfig): MessagesApi {
       const cursorKey = decodeCursor(cursor, "messages", "messages.list()");
       const after = startBelow(cursorKey, filters.until);
       const floor = stopAt(filters.since);
-      if (!searches(filters, storage.indexedMessageFilters) || storage.messageWindow === undefined) {
-        const rows = await storage.listMessages({ ...filters, limit: limit + 1, after, from: floor });
+      const ops = requireCapability(storage, "operations", "messages.list()");
+      if (!searches(filters, ops.indexedMessageFilters) || ops.messageWindow === undefined) {
+        const rows = await ops.listMessages({ ...filters, limit: limit + 1, after, from: floor });
         return toPage(rows, limit, "messages", (row) => row.id, toMessage);
       }
       // A type or tenant that few messages carry would walk the whole history for one page: each
       // page examines one window of SEARCH_WINDOW messages and, when that fills no page, says where
       // to go on (a short page with a cursor) instead.
-      const from = await storage.messageWindow(after, SEARCH_WINDOW);
-      const rows = await storage.listMessages({
+      const from = await ops.messageWindow(after, SEARCH_WINDOW);
+      const rows = await ops.listMessages({
         ...filters,
         limit: limit + 1,
         after,
@@ -128,8 +130,9 @@ export function createMessagesApi(config: OutboundConfig): MessagesApi {
       return storage.listDeliveries(id);
     },
     async attempts(id) {
+      const ops = requireCapability(storage, "operations", "messages.attempts()");
       await mustExist(id);
-      return storage.listAttempts(id);
+      return ops.listAttempts(id);
     },
   };
 }

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { toConfigurationIssues } from "../config.js";
+import { toConfigurationIssues } from "../config/schemas.js";
 import { InvalidInputError } from "../errors.js";
 import { isLookupId } from "./lookup-id.js";
 import { quote } from "./quote.js";

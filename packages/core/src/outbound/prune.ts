@@ -1,10 +1,12 @@
+import { requireCapability } from "../storage/capabilities.js";
 import * as v from "valibot";
 import type { Clock } from "../clock.js";
-import { DEFAULT_PRUNE_BATCH, PruneBatchSizeSchema, type OutboundConfig } from "../config.js";
+import type { OutboundConfig } from "../config/resolved.js";
+import { DEFAULT_PRUNE_BATCH, PruneBatchSizeSchema } from "../config/schemas.js";
 import { type Duration, toMs } from "../duration.js";
 import { InvalidInputError } from "../errors.js";
 import { messageIdBound } from "../ids.js";
-import type { Storage } from "../storage/storage.js";
+import type { MessageLookup, OperationsStore, RetentionStore } from "../storage/storage.js";
 
 /** Options of `postel.outbound.prune()`. */
 export interface PruneOptions {
@@ -56,7 +58,7 @@ export interface PrunePass {
  * the endpoint health buckets that started before it.
  */
 export async function runPrunePass(
-  storage: Storage<unknown>,
+  storage: RetentionStore,
   clock: Clock,
   pass: PrunePass,
 ): Promise<PruneResult> {
@@ -99,13 +101,17 @@ export async function runPrunePass(
  * (finished before `pass.finishedBefore`, none of their deliveries pending or held), with all their
  * deliveries and attempts. Health buckets are not counted.
  */
-async function countPrunePass(storage: Storage<unknown>, pass: PrunePass): Promise<PruneResult> {
+async function countPrunePass(
+  storage: MessageLookup,
+  operations: OperationsStore,
+  pass: PrunePass,
+): Promise<PruneResult> {
   const result: PruneResult = { messages: 0, deliveries: 0, attempts: 0, healthBuckets: 0, complete: false };
   let after: string | undefined;
   for (let batches = 0; ; batches++) {
     if (pass.signal?.aborted || batches >= (pass.maxBatches ?? Number.POSITIVE_INFINITY)) return result;
     // Created before then too (a message finishes after it is created), newest first.
-    const page = await storage.listMessages({ limit: pass.batchSize, after, until: pass.finishedBefore });
+    const page = await operations.listMessages({ limit: pass.batchSize, after, until: pass.finishedBefore });
     for (const message of page) {
       if (
         message.status === "pending" ||
@@ -117,7 +123,7 @@ async function countPrunePass(storage: Storage<unknown>, pass: PrunePass): Promi
       if (deliveries.some((d) => d.status === "pending" || d.status === "held")) continue;
       result.messages += 1;
       result.deliveries += deliveries.length;
-      result.attempts += (await storage.listAttempts(message.id)).length;
+      result.attempts += (await operations.listAttempts(message.id)).length;
     }
     result.complete = page.length < pass.batchSize;
     pass.onProgress?.({ ...result });
@@ -176,5 +182,8 @@ export async function prune(
     signal: options.signal,
     onProgress: options.onProgress,
   };
-  return options.dryRun ? countPrunePass(storage, pass) : runPrunePass(storage, deps.clock, pass);
+  if (options.dryRun) {
+    return countPrunePass(storage, requireCapability(storage, "operations", "prune({ dryRun: true })"), pass);
+  }
+  return runPrunePass(requireCapability(storage, "retention", "prune()"), deps.clock, pass);
 }

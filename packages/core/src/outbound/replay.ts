@@ -1,9 +1,10 @@
+import { requireCapability } from "../storage/capabilities.js";
 import type { Clock } from "../clock.js";
-import type { OutboundConfig } from "../config.js";
+import type { OutboundConfig } from "../config/resolved.js";
 import { InvalidInputError, NotFoundError } from "../errors.js";
 import { type IdGenerator, idTime } from "../ids.js";
 import type { DeliveryRecord, DeliveryStatus } from "../storage/records.js";
-import type { Storage } from "../storage/storage.js";
+import type { MessageLookup, OperationsStore, ReplayStore } from "../storage/storage.js";
 import { toMessage } from "./messages.js";
 import { isLookupId } from "./lookup-id.js";
 import { quote } from "./quote.js";
@@ -69,6 +70,7 @@ export async function replay(
   options: ReplayOptions = {},
 ): Promise<ReplayedDelivery[]> {
   const { storage } = deps.config;
+  const store = requireCapability(storage, "replay", "replay()");
   const freshWebhookId = options.freshWebhookId ?? selection.freshWebhookId ?? false;
   const statuses = options.status ?? selection.status;
   const limit = options.limit ?? selection.limit ?? 10_000;
@@ -93,10 +95,14 @@ export async function replay(
     // With endpointId, one delivery per message (message × endpoint): e.g. one dead letter, not
     // every dead-lettered delivery of its message.
     const { endpointId } = selection;
-    candidates = await storage.findReplayable({ messageIds: ids, endpointId, statuses }, limit);
+    candidates = await store.findReplayable({ messageIds: ids, endpointId, statuses }, limit);
     if (endpointId !== undefined) candidates = candidates.filter((d) => d.endpointId === endpointId);
   } else if ("deliveryIds" in selection) {
-    candidates = await byDeliveryIds(storage, selection.deliveryIds);
+    candidates = await byDeliveryIds(
+      storage,
+      requireCapability(storage, "operations", "replay({ deliveryIds })"),
+      selection.deliveryIds,
+    );
   } else if ("endpointId" in selection && selection.endpointId !== undefined) {
     if (!isLookupId(selection.endpointId) || !(await storage.getEndpoint(selection.endpointId))) {
       throw new NotFoundError(
@@ -106,12 +112,18 @@ export async function replay(
     }
     const since = toTime(selection.since, "since");
     const until = selection.until === undefined ? deps.clock.now() + 1 : toTime(selection.until, "until");
-    candidates = await storage.findReplayable(
+    candidates = await store.findReplayable(
       { endpointId: selection.endpointId, since, until, statuses },
       limit,
     );
   } else if ("filter" in selection && typeof selection.filter === "function") {
-    candidates = await byPredicate(deps.config, selection, limit, statuses);
+    candidates = await byPredicate(
+      store,
+      requireCapability(storage, "operations", "replay({ filter })"),
+      selection,
+      limit,
+      statuses,
+    );
   } else {
     throw new InvalidInputError(
       "INVALID_ARGUMENT",
@@ -138,7 +150,7 @@ export async function replay(
   const reset = new Set<string>();
   for (let start = 0; start < resets.length || start === 0; start += RESET_CHUNK) {
     const chunk = resets.slice(start, start + RESET_CHUNK);
-    const done = chunk.length === 0 ? [] : await storage.resetDeliveries(chunk, deps.clock.now());
+    const done = chunk.length === 0 ? [] : await store.resetDeliveries(chunk, deps.clock.now());
     for (const id of done) reset.add(id);
     if (done.length > 0) deps.wake();
     onProgress?.({ replayed: reset.size, total: resets.length });
@@ -155,7 +167,11 @@ export async function replay(
 
 // Each delivery, once, found before anything is reset: a typed error for an id that names none, or
 // one still at work (or cancelled) that replay cannot reset.
-async function byDeliveryIds(storage: Storage<unknown>, ids: unknown): Promise<DeliveryRecord[]> {
+async function byDeliveryIds(
+  storage: MessageLookup,
+  operations: OperationsStore,
+  ids: unknown,
+): Promise<DeliveryRecord[]> {
   if (!Array.isArray(ids) || ids.length === 0) {
     throw new InvalidInputError(
       "INVALID_ARGUMENT",
@@ -164,7 +180,7 @@ async function byDeliveryIds(storage: Storage<unknown>, ids: unknown): Promise<D
   }
   const found: DeliveryRecord[] = [];
   for (const id of new Set<unknown>(ids)) {
-    const delivery = await findDelivery(storage, id);
+    const delivery = await findDelivery(storage, operations, id);
     if (delivery === null) {
       throw new NotFoundError(
         "DELIVERY_NOT_FOUND",
@@ -203,12 +219,16 @@ const EARLIER_PAGES = 4;
  * created up to then are walked newest first, looking into those fanned out since, until a few
  * pages in a row were all fanned out before it (fan-out takes messages oldest first). Usually one page.
  */
-async function findDelivery(storage: Storage<unknown>, id: unknown): Promise<DeliveryRecord | null> {
+async function findDelivery(
+  storage: MessageLookup,
+  operations: OperationsStore,
+  id: unknown,
+): Promise<DeliveryRecord | null> {
   const madeAt = typeof id === "string" && isLookupId(id) && id.startsWith("dlv_") ? idTime(id) : null;
   if (madeAt === null) return null;
   let after: string | undefined;
   for (let earlier = 0; earlier < EARLIER_PAGES; ) {
-    const page = await storage.listMessages({ limit: PAGE, after, until: madeAt + CLOCK_SKEW_MS });
+    const page = await operations.listMessages({ limit: PAGE, after, until: madeAt + CLOCK_SKEW_MS });
     const since = page.filter((m) => m.fannedOutAt === null || m.fannedOutAt >= madeAt - FANOUT_SKEW_MS);
     // Its own message was fanned out within milliseconds of making it: look there first.
     const candidates = since
@@ -226,7 +246,8 @@ async function findDelivery(storage: Storage<unknown>, id: unknown): Promise<Del
 }
 
 async function byPredicate(
-  config: OutboundConfig,
+  store: ReplayStore,
+  operations: OperationsStore,
   selection: { filter: (message: Message) => boolean; since?: Date | number; until?: Date | number },
   limit: number,
   statuses: DeliveryStatus[] | undefined,
@@ -236,13 +257,11 @@ async function byPredicate(
   const since = selection.since === undefined ? undefined : toTime(selection.since, "since");
   const until = selection.until === undefined ? undefined : toTime(selection.until, "until");
   while (found.length < limit) {
-    const page = await config.storage.listMessages({ limit: PAGE, after, since, until });
+    const page = await operations.listMessages({ limit: PAGE, after, since, until });
     if (page.length === 0) break;
     const ids = page.filter((record) => selection.filter(toMessage(record))).map((record) => record.id);
     if (ids.length > 0)
-      found.push(
-        ...(await config.storage.findReplayable({ messageIds: ids, statuses }, limit - found.length)),
-      );
+      found.push(...(await store.findReplayable({ messageIds: ids, statuses }, limit - found.length)));
     after = page[page.length - 1]!.id;
     if (page.length < PAGE) break;
   }

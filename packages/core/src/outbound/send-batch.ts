@@ -1,4 +1,5 @@
-import { ConfigurationError, InvalidInputError } from "../errors.js";
+import { requireCapability } from "../storage/capabilities.js";
+import { InvalidInputError } from "../errors.js";
 import type { NewMessage } from "../storage/records.js";
 import type { EnqueueOptions } from "../storage/storage.js";
 import { type AnyEventCatalog, checkAgainstCatalog } from "./catalog.js";
@@ -57,17 +58,8 @@ export async function sendBatch<Tx>(
   }
   const traceContext = deps.telemetry?.sendContext();
   if (traceContext !== undefined) for (const message of messages) message.traceContext = traceContext;
-  const { storage } = deps.config;
-  // A custom storage written before the verb existed still runs everything else.
-  if (typeof storage.enqueueMany !== "function") {
-    throw new ConfigurationError([
-      {
-        path: "outbound.storage",
-        message: `(${storage.name}) has no enqueueMany(), which sendBatch() needs: implement it (runStorageConformance checks it), or call send() per event`,
-      },
-    ]);
-  }
-  const results = await storage.enqueueMany(messages, options);
+  const store = requireCapability(deps.config.storage, "batchSend", "sendBatch()");
+  const results = await store.enqueueMany(messages, options);
   // One wake-up per batch: without `tx` the rows are visible now; inside one, NOTIFY or the poll finds them after commit.
   if (results.some((result) => !result.reused)) deps.wake();
   return results;

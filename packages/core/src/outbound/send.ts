@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.js";
-import type { OutboundConfig } from "../config.js";
+import type { OutboundConfig } from "../config/resolved.js";
 import { parseDuration } from "../duration.js";
 import { InvalidInputError } from "../errors.js";
 import { unstorable } from "../storable-text.js";

@@ -1,6 +1,7 @@
+import { requireCapability } from "../storage/capabilities.js";
 import * as v from "valibot";
 import type { Clock } from "../clock.js";
-import type { OutboundConfig } from "../config.js";
+import type { OutboundConfig } from "../config/resolved.js";
 import { type Duration, parseDuration } from "../duration.js";
 import type { EndpointState } from "../storage/records.js";
 import type { DeliveryCounts } from "../storage/storage.js";
@@ -122,7 +123,11 @@ export async function stats(
   const { window: windowMs, endpointId, exact } = parseOptions(StatsSchema, options, "stats()");
   const at = deps.clock.now();
   const countCap = exact ? null : endpointId === undefined ? STATS_COUNT_CAP : STATS_ENDPOINT_COUNT_CAP;
-  const { totals, unfanned, endpoints } = await deps.config.storage.stats({
+  const { totals, unfanned, endpoints } = await requireCapability(
+    deps.config.storage,
+    "operations",
+    "stats()",
+  ).stats({
     now: at,
     since: at - windowMs,
     endpointId,

@@ -1,5 +1,6 @@
+import { requireCapability } from "../storage/capabilities.js";
 import * as v from "valibot";
-import type { OutboundConfig } from "../config.js";
+import type { OutboundConfig } from "../config/resolved.js";
 import { type Duration, parseDuration } from "../duration.js";
 import { PostelError } from "../errors.js";
 import { HEALTH_BUCKET_MS, type HealthBucket } from "../storage/storage.js";
@@ -52,11 +53,11 @@ export async function timeline(
   options: TimelineOptions | undefined,
 ): Promise<Timeline> {
   const { window, endpointId } = parseOptions(TimelineSchema, options ?? {}, "timeline()");
-  const { storage } = config;
+  const storage = requireCapability(config.storage, "operations", "timeline()");
   if (!storage.healthBuckets) {
     throw new PostelError(
       "HEALTH_TIMELINE_UNSUPPORTED",
-      `The ${storage.name} storage cannot read health buckets (Storage.healthBuckets), which timeline() ` +
+      `The ${config.storage.name} storage cannot read health buckets (OperationsStore.healthBuckets), which timeline() ` +
         "needs. InMemoryStorage, PostgresStorage and SqliteStorage can; a storage of your own can implement " +
         "it (runStorageConformance checks it), or read the sums of stats({ window }).",
     );

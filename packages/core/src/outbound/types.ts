@@ -1,5 +1,5 @@
 import type { StorableRetryPolicy } from "../backoff.js";
-import type { AutoDisableOptions, CircuitBreakerOptions } from "../config.js";
+import type { AutoDisableOptions, CircuitBreakerOptions } from "../config/endpoint-options.js";
 import type { Duration } from "../duration.js";
 import type { EventFilter } from "../event-filter.js";
 import type { EndpointRecord, MessageRecord } from "../storage/records.js";

@@ -8,7 +8,17 @@ import { MemoryReplay } from "./in-memory/replay.js";
 import { MemoryRetention } from "./in-memory/retention.js";
 import { MemoryState } from "./in-memory/state.js";
 import { memoryStats } from "./in-memory/stats.js";
-import type { AuditLogStore, CredentialStore, Storage } from "./storage.js";
+import type {
+  AuditLogStore,
+  BatchSendStore,
+  CredentialStore,
+  DirectDeliveryStore,
+  LimitsStore,
+  OperationsStore,
+  ReplayStore,
+  RetentionStore,
+  Storage,
+} from "./storage.js";
 
 export type { InMemoryTransaction } from "./in-memory/outbox.js";
 
@@ -21,6 +31,18 @@ export type InMemoryStorageOptions = Record<string, never>;
  */
 export interface InMemoryStorage extends Storage<InMemoryTransaction> {
   readonly name: "memory";
+  /** `sendBatch()`, always present in memory. */
+  readonly batchSend: BatchSendStore<InMemoryTransaction>;
+  /** Direct deliveries, always present in memory. */
+  readonly direct: DirectDeliveryStore;
+  /** Per-endpoint limits across workers, always present in memory. */
+  readonly limits: LimitsStore;
+  /** The operations reads, always present in memory. */
+  readonly operations: OperationsStore;
+  /** Replay, always present in memory. */
+  readonly replay: ReplayStore;
+  /** Retention, always present in memory. */
+  readonly retention: RetentionStore;
   /** The audit log, always present in memory. */
   readonly auditLog: AuditLogStore;
   /** Credential rewrites (`credentials.reencrypt()`), always present in memory. */
@@ -60,19 +82,15 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
   return {
     name: "memory",
     enqueue: (message, options) => outbox.enqueue(message, options?.tx),
-    enqueueMany: (messages, options) => outbox.enqueueMany(messages, options?.tx),
     transaction: (fn) => outbox.transaction(fn),
     claimFanout: (lease) => outbox.claimFanout(lease),
     recordFanout: (results, now, lease) => outbox.recordFanout(results, now, lease),
-    renewFanoutLeases: (leases, until) => outbox.renewFanoutLeases(leases, until),
     claimDue: (lease) => queue.claimDue(lease),
-    claimLimited: (claims, lease) => queue.claimLimited(claims, lease),
     renewLeases: (leases, until) => queue.renewLeases(leases, until),
     recordOutcomes: (outcomes, now) => queue.recordOutcomes(outcomes, now),
     releaseHeld: (endpointId, now) => queue.releaseHeld(endpointId, now),
     createEndpoint: (endpoint) => endpoints.createEndpoint(endpoint),
     getEndpoint: (id) => endpoints.getEndpoint(id),
-    listEndpoints: (query) => endpoints.listEndpoints(query),
     allEndpoints: () => endpoints.allEndpoints(),
     endpointsRevision: () => endpoints.endpointsRevision(),
     updateEndpoint: (id, fields, now) => endpoints.updateEndpoint(id, fields, now),
@@ -82,23 +100,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
       endpoints.addEndpointSecret(id, secret, previousExpireAt),
     endpointHealth: (id, since) => endpoints.endpointHealth(id, since),
     getMessage: (id) => audit.getMessage(id),
-    listMessages: (query) => audit.listMessages(query),
-    messageWindow: (after, size) => audit.messageWindow(after, size),
-    indexedMessageFilters: ["tenantId"],
     listDeliveries: (messageId) => audit.listDeliveries(messageId),
-    listAttempts: (messageId) => audit.listAttempts(messageId),
-    listDeadLetters: (query) => audit.listDeadLetters(query),
-    recentAttempts: (query) => audit.recentAttempts(query),
-    attemptsAfter: (query) => audit.attemptsAfter(query),
-    healthBuckets: async (query) => state.healthBuckets(query),
-    stats: async (query) => memoryStats(state, query),
-    countDeliveries: (endpointId) => audit.countDeliveries(endpointId),
-    findReplayable: (selector, limit) => replay.findReplayable(selector, limit),
-    resetDeliveries: (resets, now) => replay.resetDeliveries(resets, now),
-    pruneFinished: (request) => retention.pruneFinished(request),
-    pruneHealth: async (request) => retention.pruneHealth(request),
-    auditLog: memoryAuditLog(state),
-    credentials: memoryCredentials(state),
     subscribe: async (onWake) => {
       listeners.add(onWake);
       return async () => {
@@ -106,5 +108,31 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
       };
     },
     close: async () => {},
+
+    batchSend: { enqueueMany: (messages, options) => outbox.enqueueMany(messages, options?.tx) },
+    direct: { renewFanoutLeases: (leases, until) => outbox.renewFanoutLeases(leases, until) },
+    limits: { claimLimited: (claims, lease) => queue.claimLimited(claims, lease) },
+    operations: {
+      listEndpoints: (query) => endpoints.listEndpoints(query),
+      listMessages: (query) => audit.listMessages(query),
+      messageWindow: (after, size) => audit.messageWindow(after, size),
+      indexedMessageFilters: ["tenantId"],
+      listAttempts: (messageId) => audit.listAttempts(messageId),
+      listDeadLetters: (query) => audit.listDeadLetters(query),
+      recentAttempts: (query) => audit.recentAttempts(query),
+      attemptsAfter: (query) => audit.attemptsAfter(query),
+      healthBuckets: async (query) => state.healthBuckets(query),
+      stats: async (query) => memoryStats(state, query),
+    },
+    replay: {
+      findReplayable: (selector, limit) => replay.findReplayable(selector, limit),
+      resetDeliveries: (resets, now) => replay.resetDeliveries(resets, now),
+    },
+    retention: {
+      pruneFinished: (request) => retention.pruneFinished(request),
+      pruneHealth: async (request) => retention.pruneHealth(request),
+    },
+    auditLog: memoryAuditLog(state),
+    credentials: memoryCredentials(state),
   };
 }

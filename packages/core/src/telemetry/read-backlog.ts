@@ -1,4 +1,4 @@
-import type { Storage } from "../storage/storage.js";
+import type { StorageCapabilities } from "../storage/storage.js";
 
 /** What the backlog gauges report. */
 export interface Backlog {
@@ -12,7 +12,11 @@ export interface Backlog {
  * Reads the backlog for the gauges from the storage's `stats` (the same read `postel.outbound.stats()`
  * makes, with an empty health window): live work and partial indexes only, never the history.
  */
-export async function readBacklog(storage: Storage<unknown>, now: number): Promise<Backlog> {
-  const { totals } = await storage.stats({ now, since: now });
+export async function readBacklog(
+  storage: Pick<StorageCapabilities<unknown>, "operations">,
+  now: number,
+): Promise<Backlog | null> {
+  if (storage.operations === undefined) return null;
+  const { totals } = await storage.operations.stats({ now, since: now });
   return { due: totals.due, oldestDueAt: totals.oldestDueAt };
 }

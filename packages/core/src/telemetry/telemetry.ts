@@ -9,46 +9,23 @@ import type {
   TracerProvider,
 } from "@opentelemetry/api";
 import type { Clock } from "../clock.js";
-import type { CompiledEndpoint } from "../engine/endpoint-cache.js";
-import type { Emitter } from "../engine/events.js";
-import type { AttemptRecord, ClaimedDelivery } from "../storage/records.js";
+import type { TelemetryOptions } from "../config/options.js";
+import type { AttemptEnd, AttemptObserver, Emitter, RecordedOutcome } from "../engine/events.js";
+import type { AttemptRecord, ClaimedDelivery, EndpointRecord } from "../storage/records.js";
 import type { DeliveryOutcome, Storage } from "../storage/storage.js";
 import type { OpenTelemetryApiModule } from "./load-api.js";
 import { AttemptCounts, createInstruments, ENDPOINT_STATES, type Instruments } from "./metrics.js";
 import { type Backlog, readBacklog } from "./read-backlog.js";
 
-/**
- * `Postel({ telemetry })`: where spans and metrics go. Every field defaults to the global one of
- * `@opentelemetry/api` (what the SDK registered); `telemetry: true` takes all three globals.
- * Described by the methods Postel calls, so these types need no `@opentelemetry/api`.
- */
-export interface TelemetryOptions {
-  /** Default: `trace.getTracerProvider()`. */
-  tracerProvider?: { getTracer(name: string, version?: string): unknown };
-  /** Default: `metrics.getMeterProvider()`. */
-  meterProvider?: { getMeter(name: string, version?: string): unknown };
-  /**
-   * Writes the send's trace context into the outbox and `traceparent` into requests (and reads it
-   * at the receiving gate). Default: `propagation`, the global propagator (W3C Trace Context with the
-   * Node SDK).
-   */
-  propagator?: {
-    inject(context: never, carrier: never, setter: never): void;
-    extract(context: never, carrier: never, getter: never): unknown;
-  };
-}
-
 /** What the telemetry needs from the Postel instance. */
 export interface TelemetryDeps {
   storage: Storage<unknown>;
   clock: Clock;
+  /** Where reading errors go, and where the telemetry observes every attempt. */
   events: Emitter;
   /** Every live endpoint, cached (the endpoint state gauge reads it). */
-  endpoints: () => Promise<ReadonlyMap<string, CompiledEndpoint>>;
+  endpoints: () => Promise<ReadonlyMap<string, { record: EndpointRecord }>>;
 }
-
-/** An attempt in flight: its span. */
-export type AttemptSpan = Span;
 
 const NAME = "@postel/core";
 // How long one backlog read serves every gauge and every reader that collects meanwhile.
@@ -72,17 +49,17 @@ const carrierGetter = {
 };
 
 /**
- * Postel's traces and metrics, built only when `telemetry` is on: with it off the engine holds
- * `null` and pays one comparison per delivery.
+ * Postel's traces and metrics, built only when `telemetry` is on: it then observes every attempt
+ * (see `AttemptObserver`); with it off the engine pays one length check per delivery.
  */
-export class Telemetry {
+export class Telemetry implements AttemptObserver {
   readonly #api: OpenTelemetryApiModule;
   readonly #tracer: Tracer;
   readonly #propagator: TextMapPropagator;
   readonly #instruments: Instruments;
   readonly #deps: TelemetryDeps;
   readonly #urls = new Map<string, { full: string; address: string; port: number }>();
-  #backlog: { at: number; read: Promise<Backlog> } | null = null;
+  #backlog: { at: number; read: Promise<Backlog | null> } | null = null;
   // A plain count, observed by a gauge: an up-down counter cost two SDK calls per attempt.
   #inFlight = 0;
   readonly #attempts = new AttemptCounts();
@@ -102,6 +79,7 @@ export class Telemetry {
       for (const { attributes, count } of this.#attempts.entries()) result.observe(count, attributes);
     });
     this.#observeGauges(meter);
+    deps.events.observe(this);
   }
 
   /**
@@ -119,20 +97,20 @@ export class Telemetry {
 
   /**
    * Starts the CLIENT span of one attempt and appends its `traceparent` (and whatever else the
-   * propagator writes) to the request's header pairs. The signature covers id, timestamp and body
-   * only, so these headers change nothing the receiver verifies.
+   * propagator writes) to the request's header pairs; returns what ends the span. The signature
+   * covers id, timestamp and body only, so these headers change nothing the receiver verifies.
    *
    * The span is a root linked to the send, not its child: a retry may run days after `send()`, and a
    * child would stretch the sender's trace over days (and inherit a sampling decision made then).
    * The messaging conventions link deliveries to the message's creation context the same way.
    */
-  startAttempt(
+  start(
     { delivery, message }: ClaimedDelivery,
-    endpoint: CompiledEndpoint,
+    endpoint: EndpointRecord,
     headers: string[],
     probe: boolean,
-  ): AttemptSpan {
-    const url = this.#sanitised(endpoint.record.url);
+  ): AttemptEnd {
+    const url = this.#sanitised(endpoint.url);
     const attemptNumber = delivery.attemptsMade + 1;
     const attributes: Attributes = {
       "http.request.method": "POST",
@@ -158,11 +136,11 @@ export class Telemetry {
     );
     this.#propagator.inject(api.trace.setSpan(api.ROOT_CONTEXT, span), headers, headerPairsSetter);
     this.#inFlight++;
-    return span;
+    return (attempt, outcome) => this.#end(span, attempt, outcome);
   }
 
   /** Ends an attempt's span with its response and outcome, and counts it. */
-  endAttempt(span: AttemptSpan, attempt: AttemptRecord, outcome: DeliveryOutcome): void {
+  #end(span: Span, attempt: AttemptRecord, outcome: DeliveryOutcome): void {
     const { statusCode, errorCode } = attempt;
     if (statusCode !== null) span.setAttribute("http.response.status_code", statusCode);
     const errorType = statusCode === null ? errorCode : statusCode >= 400 ? String(statusCode) : null;
@@ -182,7 +160,7 @@ export class Telemetry {
   }
 
   /** Counts what storage accepted: deliveries (end to end) and dead letters. */
-  recorded(outcomes: readonly { claimed: ClaimedDelivery; outcome: DeliveryOutcome }[]): void {
+  recorded(outcomes: readonly RecordedOutcome[]): void {
     for (const { claimed, outcome } of outcomes) {
       const { transition, attempt } = outcome;
       if (transition.kind === "succeeded" && attempt) {
@@ -248,9 +226,12 @@ export class Telemetry {
         result.observe(inFlight, this.#inFlight);
         try {
           const [read, endpoints] = await Promise.all([this.#readBacklog(), this.#deps.endpoints()]);
-          result.observe(backlog, read.due);
-          const waited = read.oldestDueAt === null ? 0 : this.#deps.clock.now() - read.oldestDueAt;
-          result.observe(oldest, Math.max(0, waited) / 1000);
+          // A storage without the operations capability has no backlog to report: the gauges stay empty.
+          if (read !== null) {
+            result.observe(backlog, read.due);
+            const waited = read.oldestDueAt === null ? 0 : this.#deps.clock.now() - read.oldestDueAt;
+            result.observe(oldest, Math.max(0, waited) / 1000);
+          }
           for (const { record } of endpoints.values()) {
             for (const s of ENDPOINT_STATES) {
               result.observe(state, record.state === s ? 1 : 0, {
@@ -267,7 +248,7 @@ export class Telemetry {
     );
   }
 
-  #readBacklog(): Promise<Backlog> {
+  #readBacklog(): Promise<Backlog | null> {
     const now = this.#deps.clock.now();
     if (this.#backlog === null || now - this.#backlog.at >= BACKLOG_CACHE_MS) {
       const read = readBacklog(this.#deps.storage, now);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe } from "vitest";
-import type { OutboundOptions } from "../config.js";
+import type { OutboundOptions } from "../config/options.js";
 import { ConfigurationError } from "../errors.js";
 import { Postel, type PostelInstance } from "../postel.js";
 import type { Storage } from "../storage/storage.js";

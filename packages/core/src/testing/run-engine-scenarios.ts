@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe } from "vitest";
 import { ManualClock } from "../clock.js";
-import type { OutboundOptions } from "../config.js";
+import type { OutboundOptions } from "../config/options.js";
 import { ConfigurationError } from "../errors.js";
 import { Postel, type PostelInstance } from "../postel.js";
 import { seededRandom } from "../random.js";

@@ -8,6 +8,7 @@ import { auditTests } from "./conformance/audit.js";
 import { auditLogTests } from "./conformance/audit-log.js";
 import { credentialTests } from "./conformance/credentials.js";
 import { CONFORMANCE_GROUPS, type ConformanceContext, type ConformanceGroup } from "./conformance/context.js";
+import { contractTests } from "./conformance/contract.js";
 import { deliveryQueueTests } from "./conformance/delivery-queue.js";
 import { endpointTests } from "./conformance/endpoints.js";
 import { enqueueManyTests } from "./conformance/enqueue-many.js";
@@ -45,7 +46,7 @@ export interface StorageConformanceOptions<S extends Storage<never> = Storage<un
  * implementation. Every test gets a fresh storage; time is passed explicitly, nothing sleeps.
  * @example
  * // test/conformance.test.ts of a storage package (see storage-sqlite and storage-postgres)
- * import { runStorageConformance } from "@postel/core/testing";
+ * import { runStorageConformance } from "@postel/core/storage/conformance";
  * import { SqliteStorage } from "../src/index.js";
  *
  * runStorageConformance({
@@ -102,6 +103,7 @@ export function runStorageConformance<S extends Storage<never>>(options: Storage
       }
     });
 
+    contractTests(context);
     outboxTests(context);
     enqueueManyTests(context);
     fanoutTests(context);

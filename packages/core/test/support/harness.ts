@@ -1,6 +1,6 @@
 import { afterEach } from "vitest";
 import { ManualClock } from "../../src/clock.js";
-import type { OutboundOptions } from "../../src/config.js";
+import type { OutboundOptions } from "../../src/config/options.js";
 import { Postel, type PostelInstance } from "../../src/postel.js";
 import { seededRandom } from "../../src/random.js";
 import { InMemoryStorage } from "../../src/storage/in-memory-storage.js";

@@ -1,7 +1,7 @@
 import type * as otel from "@opentelemetry/api";
 import { ConfigurationError } from "../errors.js";
 import { type HeadersLike, readHeader } from "../headers.js";
-import type { GateResponse, InboundRequest, WebhookHandler } from "./receiver.js";
+import type { GateResponse, InboundRequest, WebhookHandler } from "./gate-types.js";
 
 /**
  * The `@opentelemetry/api` module, handed over by the app (`import * as otel from

@@ -1,4 +1,4 @@
-import { isPostelError, StorageUnavailableError } from "@postel/core";
+import { isPostelError, StorageUnavailableError } from "@postel/core/storage";
 import type { Sql } from "postgres";
 
 // Why a connection could not be made or was lost, and what to do about it, by the socket error code

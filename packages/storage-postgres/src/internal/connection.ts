@@ -1,4 +1,4 @@
-import { type ConfigurationIssue, ConfigurationError } from "@postel/core";
+import { type ConfigurationIssue, ConfigurationError } from "@postel/core/storage";
 import postgres, { type Sql } from "postgres";
 
 export type {

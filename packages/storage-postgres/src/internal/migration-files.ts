@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PostelError } from "@postel/core";
+import { PostelError } from "@postel/core/storage";
 
 /** One shipped migration: its name (the drizzle-kit tag), SQL text and content hash. */
 export interface MigrationFile {

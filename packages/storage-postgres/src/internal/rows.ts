@@ -8,7 +8,7 @@ import type {
   EndpointState,
   MessageRecord,
   MessageStatus,
-} from "@postel/core";
+} from "@postel/core/storage";
 
 /** A raw result row; postgres.js returns `bigint` columns as strings, hence the conversions below. */
 export type RawRow = Record<string, unknown>;

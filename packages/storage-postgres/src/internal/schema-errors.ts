@@ -1,4 +1,4 @@
-import { SchemaMismatchError } from "@postel/core";
+import { SchemaMismatchError } from "@postel/core/storage";
 
 // SQLSTATEs meaning Postel's tables or columns are not there: undefined_table, undefined_column,
 // invalid_schema_name.

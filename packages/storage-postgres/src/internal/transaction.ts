@@ -1,4 +1,4 @@
-import { InvalidInputError } from "@postel/core";
+import { InvalidInputError } from "@postel/core/storage";
 import type { ParameterOrJSON, Sql, TransactionSql } from "postgres";
 import type { RawRow } from "./rows.js";
 import { compile, type Statement, toDrizzle } from "./statement.js";

@@ -1,9 +1,15 @@
-import { type AttemptFeedQuery, type AttemptRecord, HEALTH_BUCKET_MS, idTime } from "@postel/core";
+import {
+  type AttemptFeedQuery,
+  type AttemptRecord,
+  HEALTH_BUCKET_MS,
+  idTime,
+  TERMINAL_DELIVERY_STATUSES,
+} from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { epochMs, type RawRow, toAttempt } from "../internal/rows.js";
 
 // A delivery's first attempt lives in its row; it reached a final status or is still open.
-export const FINAL = "(VALUES ('succeeded'), ('failed'), ('dead-lettered'), ('expired'), ('cancelled'))";
+export const FINAL = `(VALUES ${TERMINAL_DELIVERY_STATUSES.map((status) => `('${status}')`).join(", ")})`;
 // How far before the feed's time an endpoint's health buckets are looked at: an attempt's bucket is
 // that of its start, which is at most a request's duration (bounded by the lease) before its id.
 const ACTIVE_LOOKBACK_MS = 10 * 60_000;

@@ -1,4 +1,4 @@
-import type { AuditCountQuery, AuditLogQuery, AuditLogRecord, AuditPruneRequest } from "@postel/core";
+import type { AuditCountQuery, AuditLogQuery, AuditLogRecord, AuditPruneRequest } from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { asJson, epochMs, type RawRow } from "../internal/rows.js";
 

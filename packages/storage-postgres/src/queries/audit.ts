@@ -3,10 +3,9 @@ import type {
   DeadLetter,
   DeadLetterQuery,
   DeliveryRecord,
-  DeliveryStatus,
   MessageQuery,
   MessageRecord,
-} from "@postel/core";
+} from "@postel/core/storage";
 import type { Sql } from "postgres";
 import {
   DELIVERY_COLUMNS,
@@ -124,16 +123,4 @@ export async function listDeadLetters(sql: Sql, query: DeadLetterQuery): Promise
     createdAt: Number(row["message_created_at"]),
     deadLetteredAt: Number(row["dead_lettered_at"]),
   }));
-}
-
-/** How many deliveries are in each status, optionally for one endpoint (counts every row: for tests). */
-export async function countDeliveries(
-  sql: Sql,
-  endpointId: string | undefined,
-): Promise<Partial<Record<DeliveryStatus, number>>> {
-  const rows = await sql<{ status: DeliveryStatus; n: string }[]>`
-    SELECT status, count(*) AS n FROM postel.deliveries
-    ${endpointId !== undefined ? sql`WHERE endpoint_id = ${endpointId}` : sql``}
-    GROUP BY status`;
-  return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
 }

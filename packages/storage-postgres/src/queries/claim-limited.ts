@@ -1,4 +1,4 @@
-import type { ClaimedDelivery, LeaseRequest, LimitedClaim } from "@postel/core";
+import type { ClaimedDelivery, LeaseRequest, LimitedClaim } from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { begin } from "../internal/begin.js";
 import { planSettings } from "../internal/pipelined-transaction.js";

@@ -1,4 +1,4 @@
-import type { ClaimedDelivery, DueClaim, MessageRecord } from "@postel/core";
+import type { ClaimedDelivery, DueClaim, MessageRecord } from "@postel/core/storage";
 import type { PendingQuery, Sql } from "postgres";
 import { type ClaimFloor, type FloorKey, INDEX_START } from "../internal/claim-floor.js";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";

@@ -1,4 +1,4 @@
-import type { StoredCredentials } from "@postel/core";
+import type { StoredCredentials } from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { asJson } from "../internal/rows.js";
 

@@ -1,4 +1,4 @@
-import type { EndpointSecret, EndpointState, HealthStats } from "@postel/core";
+import type { EndpointSecret, EndpointState, HealthStats } from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import { bumpRevision } from "./endpoints.js";

@@ -1,4 +1,4 @@
-import type { EndpointFields, EndpointQuery, EndpointRecord } from "@postel/core";
+import type { EndpointFields, EndpointQuery, EndpointRecord } from "@postel/core/storage";
 import type { PendingQuery, Row, Sql } from "postgres";
 import { ENDPOINT_COLUMNS, type RawRow, asJson, toEndpoint } from "../internal/rows.js";
 

@@ -1,4 +1,4 @@
-import { type NewMessage, StorageUnavailableError } from "@postel/core";
+import { type NewMessage, StorageUnavailableError } from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { isSessionLost } from "../internal/connection-errors.js";
 import type { QueryPool } from "../internal/query-pool.js";

@@ -1,4 +1,4 @@
-import { type NewMessage, PostelError, planEnqueueMany } from "@postel/core";
+import { type NewMessage, PostelError, planEnqueueMany } from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { begin } from "../internal/begin.js";
 import type { PostgresTransaction } from "../internal/transaction.js";

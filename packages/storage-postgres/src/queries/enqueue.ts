@@ -1,4 +1,4 @@
-import { PostelError, type NewMessage } from "@postel/core";
+import { PostelError, type NewMessage } from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { executorFor, type PostgresTransaction } from "../internal/transaction.js";
 import { epochMs } from "../internal/rows.js";

@@ -1,4 +1,11 @@
-import type { ClaimedDelivery, ClaimedMessage, FanoutClaim, FanoutResult, MessageRecord } from "@postel/core";
+import {
+  type ClaimedDelivery,
+  type ClaimedMessage,
+  type FanoutClaim,
+  type FanoutResult,
+  fanoutMessageStatus,
+  type MessageRecord,
+} from "@postel/core/storage";
 import type { PendingQuery, Sql } from "postgres";
 import {
   DELIVERY_COLUMNS,
@@ -99,6 +106,8 @@ export async function recordFanout(
     message_id: result.messageId,
     token: result.token,
     expired: result.expired === true,
+    // The status core gives the message now (expired, or final with no delivery); null: pending.
+    status: fanoutMessageStatus(result),
     // Written out, not `{ ...d, createdAt }`: a spread plus a field costs microseconds per delivery in V8.
     deliveries: result.deliveries.map((d) => ({
       id: d.id,
@@ -125,14 +134,12 @@ function recordFanoutStatement(
   return sql<RawRow[]>`
     WITH input AS (
       SELECT * FROM json_to_recordset(${asJson(input)}::text::json)
-        AS i(message_id text, token text, expired boolean, deliveries json)
+        AS i(message_id text, token text, expired boolean, status text, deliveries json)
     ), fenced AS (
       UPDATE postel.messages m SET
         fanned_out_at = ${now}::bigint, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
-        status = CASE WHEN i.expired THEN 'expired'
-          WHEN json_array_length(i.deliveries) = 0 THEN 'dispatched' ELSE m.status END,
-        finished_at = CASE WHEN i.expired OR json_array_length(i.deliveries) = 0
-          THEN ${now}::bigint ELSE m.finished_at END
+        status = coalesce(i.status, m.status),
+        finished_at = CASE WHEN i.status IS NULL THEN m.finished_at ELSE ${now}::bigint END
       FROM input i
       WHERE m.id = i.message_id AND m.id = ANY(ARRAY(SELECT message_id FROM input))
         AND m.lease_token = i.token AND m.fanned_out_at IS NULL

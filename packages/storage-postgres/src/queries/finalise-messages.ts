@@ -1,10 +1,28 @@
+import {
+  finalStatusCase,
+  MESSAGE_FINAL_STATUS,
+  REPLAYABLE_DELIVERY_STATUSES,
+  sqlStatusList,
+  TERMINAL_DELIVERY_STATUSES,
+} from "@postel/core/storage";
 import type { PendingQuery, Row, Sql } from "postgres";
 
 /** Statuses after which a delivery never changes again unless replayed. */
-export const TERMINAL = `('succeeded', 'failed', 'dead-lettered', 'expired', 'cancelled')`;
+export const TERMINAL = sqlStatusList(TERMINAL_DELIVERY_STATUSES);
 
 /** Statuses `findReplayable`/`resetDeliveries` put back in the queue (not `cancelled`: endpoint gone). */
-export const REPLAYABLE = `('succeeded', 'failed', 'dead-lettered', 'expired')`;
+export const REPLAYABLE = sqlStatusList(REPLAYABLE_DELIVERY_STATUSES);
+
+// Core's rules for a message's final status (MESSAGE_FINAL_STATUS), as SQL: one flag per rule over the
+// deliveries changed by the statement (`c`) and over the snapshot's (`s`), and the CASE that reads them.
+const RULE_FLAGS = (prefix: string) =>
+  MESSAGE_FINAL_STATUS.map((rule, i) => `bool_or(${prefix}status = '${rule.anyDelivery}') AS any_${i}`).join(
+    ", ",
+  );
+const FINAL_STATUS = finalStatusCase((status) => {
+  const i = MESSAGE_FINAL_STATUS.findIndex((rule) => rule.anyDelivery === status);
+  return `c.any_${i} OR s.any_${i}`;
+});
 
 /**
  * Locks, in id order, the messages of the given deliveries. Run it before a statement that changes
@@ -34,20 +52,17 @@ export function finaliseMessages(sql: Sql, now: number): PendingQuery<Row[]> {
   return sql`
     finalised AS (
       UPDATE postel.messages m SET
-        status = CASE WHEN c.any_dead OR s.any_dead THEN 'dead-lettered'
-          WHEN c.any_expired OR s.any_expired THEN 'expired' ELSE 'dispatched' END,
+        status = ${sql.unsafe(FINAL_STATUS)},
         finished_at = ${now}::bigint
       FROM (
         SELECT message_id, count(*) AS changed,
           bool_and(status IN ${sql.unsafe(TERMINAL)}) AS all_terminal,
-          bool_or(status = 'dead-lettered') AS any_dead,
-          bool_or(status = 'expired') AS any_expired
+          ${sql.unsafe(RULE_FLAGS(""))}
         FROM changed GROUP BY message_id
       ) c
       CROSS JOIN LATERAL (
         SELECT count(*) FILTER (WHERE d.status NOT IN ${sql.unsafe(TERMINAL)}) AS open,
-          bool_or(d.status = 'dead-lettered') AS any_dead,
-          bool_or(d.status = 'expired') AS any_expired
+          ${sql.unsafe(RULE_FLAGS("d."))}
         FROM postel.deliveries d WHERE d.message_id = c.message_id
       ) s
       WHERE c.all_terminal AND s.open = c.changed AND m.id = c.message_id AND m.status = 'pending'

@@ -1,4 +1,4 @@
-import type { HealthBucket, HealthBucketQuery } from "@postel/core";
+import type { HealthBucket, HealthBucketQuery } from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { epochMs, type RawRow } from "../internal/rows.js";
 

@@ -1,10 +1,16 @@
-import type { HealthPruneRequest, PruneBatch, PruneRequest } from "@postel/core";
+import {
+  FINISHED_MESSAGE_STATUSES,
+  type HealthPruneRequest,
+  type PruneBatch,
+  type PruneRequest,
+  sqlStatusList,
+} from "@postel/core/storage";
 import type { PendingQuery, Row, Sql } from "postgres";
 import { LEASE_ONLY } from "./claim.js";
 import { TERMINAL } from "./finalise-messages.js";
 
 /** Message statuses retention deletes. */
-const FINISHED = `('dispatched', 'dead-lettered', 'expired')`;
+const FINISHED = sqlStatusList(FINISHED_MESSAGE_STATUSES);
 
 /**
  * One retention batch, one statement (so one short transaction): walk the primary key of

@@ -1,4 +1,9 @@
-import { type AttemptRecord, HEALTH_BUCKET_MS, idFloor, type RecentAttemptsQuery } from "@postel/core";
+import {
+  type AttemptRecord,
+  HEALTH_BUCKET_MS,
+  idFloor,
+  type RecentAttemptsQuery,
+} from "@postel/core/storage";
 import type { Sql, TransactionSql } from "postgres";
 import { begin } from "../internal/begin.js";
 import { epochMs, type RawRow, toAttempt } from "../internal/rows.js";

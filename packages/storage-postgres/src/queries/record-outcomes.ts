@@ -1,25 +1,15 @@
 import {
   type DeliveryOutcome,
-  type DeliveryTransition,
+  deliveryStatusOf,
+  finalMessageStatus,
   firstDirectOutcomes,
   HEALTH_BUCKET_MS,
   type RecordOutcomesResult,
-} from "@postel/core";
+} from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import { asJson, epochMs, FIRST_ATTEMPT_COLUMNS } from "../internal/rows.js";
 import { finaliseMessages, lockMessagesOf, TERMINAL } from "./finalise-messages.js";
-
-const STATUS_OF: Record<DeliveryTransition["kind"], string> = {
-  succeeded: "succeeded",
-  retry: "pending",
-  failed: "failed",
-  "dead-lettered": "dead-lettered",
-  expired: "expired",
-  deferred: "pending",
-  held: "held",
-  cancelled: "cancelled",
-};
 
 // A delivery's first attempt (number 1, the first recorded) goes in its row, the rest in `attempts`:
 // first_attempt_<x> takes the input's <x> (first_attempt_id its attempt_id).
@@ -36,7 +26,7 @@ function toInput(outcome: DeliveryOutcome) {
   return {
     delivery_id: outcome.deliveryId,
     lease_token: outcome.leaseToken,
-    status: STATUS_OF[transition.kind],
+    status: deliveryStatusOf(transition),
     next_attempt_at: "nextAttemptAt" in transition ? epochMs(transition.nextAttemptAt) : null,
     retries_used: transition.kind === "retry" ? transition.retriesUsed : null,
     set_error: outcome.lastError !== undefined,
@@ -46,6 +36,8 @@ function toInput(outcome: DeliveryOutcome) {
     endpoint_id: newDelivery ? newDelivery.endpointId : null,
     webhook_id: newDelivery ? newDelivery.webhookId : null,
     created_at: newDelivery ? epochMs(newDelivery.createdAt) : null,
+    // A direct outcome's message: the final status its only delivery gives it (null: not final yet).
+    message_status: newDelivery ? finalMessageStatus([deliveryStatusOf(transition)]) : null,
     attempt_id: attempt ? attempt.id : null,
     attempt_number: attempt ? attempt.attemptNumber : null,
     started_at: attempt ? epochMs(attempt.startedAt) : null,
@@ -90,7 +82,7 @@ export async function recordOutcomes(
       WITH input AS (
         SELECT * FROM json_to_recordset(${input}::text::json) AS i(delivery_id text, lease_token text,
           status text, next_attempt_at bigint, retries_used int, set_error boolean, last_error text,
-          message_id text, endpoint_id text, webhook_id text, created_at bigint, attempt_id text,
+          message_id text, endpoint_id text, webhook_id text, created_at bigint, message_status text, attempt_id text,
           attempt_number int, started_at bigint, latency_ms int, outcome text, status_code int, error_code text,
           error text, response_snippet text)
       ), changed AS (
@@ -120,9 +112,8 @@ export async function recordOutcomes(
         -- Direct outcomes: the message's fan-out token fences the insert of its only delivery.
         UPDATE postel.messages m SET
           fanned_out_at = ${now}::bigint, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
-          status = CASE WHEN i.status = 'dead-lettered' THEN 'dead-lettered' WHEN i.status = 'expired' THEN 'expired'
-            WHEN i.status IN ${sql.unsafe(TERMINAL)} THEN 'dispatched' ELSE m.status END,
-          finished_at = CASE WHEN i.status IN ${sql.unsafe(TERMINAL)} THEN ${now}::bigint ELSE m.finished_at END
+          status = coalesce(i.message_status, m.status),
+          finished_at = CASE WHEN i.message_status IS NULL THEN m.finished_at ELSE ${now}::bigint END
         FROM input i
         WHERE i.message_id IS NOT NULL AND m.id = i.message_id AND m.lease_token = i.lease_token
           AND m.fanned_out_at IS NULL AND m.id = ANY(ARRAY(SELECT message_id FROM input WHERE message_id IS NOT NULL))

@@ -1,4 +1,4 @@
-import type { DeliveryRecord, DeliveryReset, ReplaySelector } from "@postel/core";
+import type { DeliveryRecord, DeliveryReset, ReplaySelector } from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import {

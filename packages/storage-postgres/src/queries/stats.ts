@@ -4,7 +4,7 @@ import {
   type StatsQuery,
   type StorageStats,
   statsOfEndpoints,
-} from "@postel/core";
+} from "@postel/core/storage";
 import type { Sql, TransactionSql } from "postgres";
 import { begin } from "../internal/begin.js";
 import { epochMs, type RawRow } from "../internal/rows.js";

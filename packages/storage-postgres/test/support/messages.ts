@@ -1,4 +1,4 @@
-export { newMessage } from "@postel/core/testing";
+export { newMessage } from "@postel/core/storage/conformance";
 
 /** Polls `condition` every 10 ms until it holds, failing after `timeoutMs`. */
 export async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { ConfigurationError, isPostelError, StorageUnavailableError } from "@postel/core";
+import { ConfigurationError, isPostelError, StorageUnavailableError } from "@postel/core/storage";
 
 /**
  * Why `createClient({ url })` threw, as a Postel error: a file that cannot be opened (libsql's

@@ -1,5 +1,5 @@
 import { type Client, createClient } from "@libsql/client";
-import { type ConfigurationIssue, ConfigurationError } from "@postel/core";
+import { type ConfigurationIssue, ConfigurationError } from "@postel/core/storage";
 import { applyMigrations } from "../migrate.js";
 import { openFailure } from "./connection-errors.js";
 import { isLibsqlClient } from "./libsql-client.js";

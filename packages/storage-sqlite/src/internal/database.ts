@@ -1,14 +1,11 @@
-import type { Client, InArgs, ResultSet, Row } from "@libsql/client";
-import { InvalidInputError, SchemaMismatchError } from "@postel/core";
+import type { Client, ResultSet, Row } from "@libsql/client";
+import { InvalidInputError, SchemaMismatchError } from "@postel/core/storage";
 import { asConnectionError } from "./connection-errors.js";
+import type { Statement } from "./statement.js";
 import type { Writer } from "./writer.js";
 import { serialiseWrite } from "./write-lock.js";
 
-/** One statement with named (`:name`) arguments. */
-export interface Statement {
-  sql: string;
-  args?: InArgs;
-}
+export type { Statement } from "./statement.js";
 
 /** The seam every role module uses: reads in autocommit, writes as one single-writer transaction. */
 export interface Db {

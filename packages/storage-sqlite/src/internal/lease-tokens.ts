@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Row } from "@libsql/client";
-import type { ClaimedDelivery, LeaseRequest } from "@postel/core";
+import type { ClaimedDelivery, LeaseRequest } from "@postel/core/storage";
 import type { Db, Statement } from "./database.js";
 import { JOINED_MESSAGE_COLUMNS, str, toDelivery, toMessage } from "./rows.js";
 

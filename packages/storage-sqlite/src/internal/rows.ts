@@ -10,7 +10,7 @@ import type {
   EndpointState,
   MessageRecord,
   MessageStatus,
-} from "@postel/core";
+} from "@postel/core/storage";
 
 // Rows come back with whatever `intMode` the client was created with (number, bigint or string),
 // so integer columns go through Number().

@@ -1,4 +1,5 @@
 import type { InArgs, InValue } from "@libsql/client";
+import { finalStatusCase, REPLAYABLE_DELIVERY_STATUSES, sqlStatusList } from "@postel/core/storage";
 import type { Statement } from "./database.js";
 
 // Statements shared by several role modules. Multi-row input travels as one JSON array argument,
@@ -34,21 +35,18 @@ export function unfannedFence(alias: string, id: string, token: string): string 
 }
 
 /** Delivery statuses `findReplayable` / `resetDeliveries` act on (`cancelled` is not replayable). */
-export const REPLAYABLE_STATUSES = "('succeeded', 'failed', 'dead-lettered', 'expired')";
+export const REPLAYABLE_STATUSES = sqlStatusList(REPLAYABLE_DELIVERY_STATUSES);
 
 /**
  * Give every message selected by `messageIds` (a subquery of ids) whose deliveries are all terminal
- * its final status: `dead-lettered` if any delivery is, else `expired` if any is, else `dispatched`.
+ * its final status, by core's rules (`finalStatusCase`).
  */
 export function finaliseMessages(messageIds: string, args: InArgs): Statement {
   const anyDelivery = (condition: string) =>
     `EXISTS (SELECT 1 FROM postel_deliveries fd WHERE fd.message_id = postel_messages.id AND ${condition})`;
   return {
     sql: `UPDATE postel_messages SET
-        status = CASE
-          WHEN ${anyDelivery("fd.status = 'dead-lettered'")} THEN 'dead-lettered'
-          WHEN ${anyDelivery("fd.status = 'expired'")} THEN 'expired'
-          ELSE 'dispatched' END,
+        status = ${finalStatusCase((status) => anyDelivery(`fd.status = '${status}'`))},
         finished_at = :now
       WHERE id IN (${messageIds})
         -- The unary + keeps SQLite (which has no statistics until ANALYZE) from walking the status

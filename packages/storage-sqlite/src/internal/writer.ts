@@ -1,5 +1,5 @@
 import { type Client, createClient, type ResultSet, type Transaction } from "@libsql/client";
-import type { Statement } from "./database.js";
+import type { Statement } from "./statement.js";
 import { isBusy, retryWhileBusy, SYNC_BUSY_WAIT_MS } from "./busy-retry.js";
 
 /** Where Postel's write transactions run. Every method waits out other connections' write locks. */

@@ -1,4 +1,4 @@
-import type { AttemptRecord, DeadLetter, DeliveryRecord, DeliveryStatus, MessageRecord } from "../records.js";
+import type { AttemptRecord, DeadLetter, DeliveryRecord, MessageRecord } from "../records.js";
 import type { AttemptFeedQuery, DeadLetterQuery, MessageQuery, RecentAttemptsQuery } from "../storage.js";
 import { compare, copy, type MemoryState } from "./state.js";
 
@@ -110,15 +110,6 @@ export class MemoryAudit {
       .sort((a, b) => compare(a.id, b.id))
       .slice(0, Math.max(0, query.limit))
       .map(copy);
-  }
-
-  async countDeliveries(endpointId?: string): Promise<Partial<Record<DeliveryStatus, number>>> {
-    const counts: Partial<Record<DeliveryStatus, number>> = {};
-    for (const delivery of this.#state.deliveries.values()) {
-      if (endpointId !== undefined && delivery.endpointId !== endpointId) continue;
-      counts[delivery.status] = (counts[delivery.status] ?? 0) + 1;
-    }
-    return counts;
   }
 
   #deliveriesOf(messageId: string): DeliveryRecord[] {

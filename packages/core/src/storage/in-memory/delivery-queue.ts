@@ -9,6 +9,7 @@ import type {
   LimitedClaim,
   RecordOutcomesResult,
 } from "../storage.js";
+import { deliveryStatusOf } from "../rules.js";
 import { bucketTokens, HEALTH_BUCKET_MS } from "../storage.js";
 import { compare, copy, type MemoryState, pendingDelivery } from "./state.js";
 
@@ -157,7 +158,7 @@ export class MemoryDeliveryQueue {
         delivery.nextAttemptAt = transition.nextAttemptAt;
         return;
       default:
-        this.#state.setDeliveryStatus(delivery, transition.kind);
+        this.#state.setDeliveryStatus(delivery, deliveryStatusOf(transition));
     }
   }
 

@@ -1,3 +1,4 @@
+import { fanoutMessageStatus } from "../rules.js";
 import { randomUUID } from "node:crypto";
 import { smallest } from "./smallest.js";
 import { InvalidInputError } from "../../errors.js";
@@ -161,8 +162,9 @@ export class MemoryOutbox {
       row.fanoutToken = null;
       const message = row.record;
       message.fannedOutAt = now;
-      if (result.expired || result.deliveries.length === 0) {
-        message.status = result.expired ? "expired" : "dispatched";
+      const status = fanoutMessageStatus(result);
+      if (status !== null) {
+        message.status = status;
         message.finishedAt = now;
         continue;
       }

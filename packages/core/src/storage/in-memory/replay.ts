@@ -1,9 +1,10 @@
 import type { DeliveryRecord, DeliveryStatus } from "../records.js";
+import { REPLAYABLE_DELIVERY_STATUSES } from "../rules.js";
 import type { DeliveryReset, ReplaySelector } from "../storage.js";
 import { compare, copy, type MemoryState } from "./state.js";
 
 /** Statuses replay may reset; `cancelled` is excluded because its endpoint was deleted. */
-const REPLAYABLE = new Set<DeliveryStatus>(["succeeded", "failed", "dead-lettered", "expired"]);
+const REPLAYABLE = new Set<DeliveryStatus>(REPLAYABLE_DELIVERY_STATUSES);
 
 /** Replay verbs of `InMemoryStorage`. */
 export class MemoryReplay {

@@ -1,8 +1,9 @@
 import type { MessageStatus } from "../records.js";
 import type { HealthPruneRequest, PruneBatch, PruneRequest } from "../storage.js";
-import { compare, isTerminal, type MemoryState } from "./state.js";
+import { FINISHED_MESSAGE_STATUSES, isTerminal } from "../rules.js";
+import { compare, type MemoryState } from "./state.js";
 
-const FINISHED = new Set<MessageStatus>(["dispatched", "dead-lettered", "expired"]);
+const FINISHED = new Set<MessageStatus>(FINISHED_MESSAGE_STATUSES);
 
 /** Retention verbs of `InMemoryStorage`. */
 export class MemoryRetention {

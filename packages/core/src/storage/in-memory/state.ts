@@ -5,10 +5,9 @@ import type {
   EndpointRecord,
   HealthStats,
   MessageRecord,
-  MessageStatus,
 } from "../records.js";
 import type { AuditLogRecord, HealthBucket, HealthBucketQuery } from "../storage.js";
-import { TERMINAL_DELIVERY_STATUSES } from "../records.js";
+import { finalMessageStatus } from "../rules.js";
 
 export { pendingDelivery } from "../records.js";
 
@@ -23,13 +22,6 @@ export interface MessageRow {
 export interface EndpointRow {
   record: EndpointRecord;
   deleted: boolean;
-}
-
-const TERMINAL = new Set<DeliveryStatus>(TERMINAL_DELIVERY_STATUSES);
-
-/** True when nothing more happens to a delivery in this status unless it is replayed. */
-export function isTerminal(status: DeliveryStatus): boolean {
-  return TERMINAL.has(status);
 }
 
 /** Code-unit order of ids (like `COLLATE "C"` in SQL); core's ids sort by creation time. */
@@ -95,8 +87,9 @@ export class MemoryState {
       const statuses = (this.deliveryIdsByMessage.get(messageId) ?? []).map(
         (id) => this.deliveries.get(id)!.status,
       );
-      if (!statuses.every(isTerminal)) continue;
-      row.record.status = finalStatus(statuses);
+      const status = finalMessageStatus(statuses);
+      if (status === null) continue;
+      row.record.status = status;
       row.record.finishedAt = now;
     }
   }
@@ -147,10 +140,4 @@ export class MemoryState {
     this.pending.delete(delivery.id);
     this.heldByEndpoint.get(delivery.endpointId)?.delete(delivery.id);
   }
-}
-
-function finalStatus(statuses: DeliveryStatus[]): MessageStatus {
-  if (statuses.includes("dead-lettered")) return "dead-lettered";
-  if (statuses.includes("expired")) return "expired";
-  return "dispatched";
 }

@@ -20,7 +20,7 @@ export function auditTests(context: ConformanceContext): void {
       const storage = context.storage();
       const messages = [0, 1, 2].map((i) => newMessage({ createdAt: T0 + i }));
       for (const message of messages) await storage.enqueue(message);
-      expect(await storage.listMessages({ limit: 10 })).toEqual(
+      expect(await storage.operations!.listMessages({ limit: 10 })).toEqual(
         [...messages]
           .reverse()
           .map((m) => ({ ...m, status: "pending", fannedOutAt: null, finishedAt: null })),
@@ -36,7 +36,7 @@ export function auditTests(context: ConformanceContext): void {
       await fanOut(storage, { endpoints: [], messages: [d] }); // no endpoint matched: dispatched
       for (const message of [a, b, c]) await storage.enqueue(message);
       const list = async (query: Partial<MessageQuery>) =>
-        (await storage.listMessages({ limit: 10, ...query })).map((m) => m.id);
+        (await storage.operations!.listMessages({ limit: 10, ...query })).map((m) => m.id);
       expect(await list({ type: "order.created" })).toEqual([d.id, c.id, a.id]);
       expect(await list({ tenantId: "t1" })).toEqual([b.id, a.id]);
       expect(await list({ status: "dispatched" })).toEqual([d.id]);
@@ -48,7 +48,11 @@ export function auditTests(context: ConformanceContext): void {
       const storage = context.storage();
       const messages = [0, 1, 2, 3].map((i) => newMessage({ createdAt: T0 + i * 1_000 }));
       for (const message of messages) await storage.enqueue(message);
-      const listed = await storage.listMessages({ limit: 10, since: T0 + 1_000, until: T0 + 3_000 });
+      const listed = await storage.operations!.listMessages({
+        limit: 10,
+        since: T0 + 1_000,
+        until: T0 + 3_000,
+      });
       expect(listed.map((m) => m.id)).toEqual([messages[2]!.id, messages[1]!.id]);
     });
 
@@ -59,7 +63,7 @@ export function auditTests(context: ConformanceContext): void {
       );
       for (const message of messages) await storage.enqueue(message);
       const page = async (query: Partial<MessageQuery>) =>
-        (await storage.listMessages({ limit: 2, ...query })).map((m) => m.id);
+        (await storage.operations!.listMessages({ limit: 2, ...query })).map((m) => m.id);
       const [m0, m1, m2, m3, m4] = messages.map((m) => m.id);
       expect(await page({})).toEqual([m4, m3]);
       expect(await page({ after: m3 })).toEqual([m2, m1]);
@@ -75,7 +79,7 @@ export function auditTests(context: ConformanceContext): void {
       const ofFirst = deliveries.filter((d) => d.messageId === messages[0]!.id).map((d) => d.id);
       expect((await storage.listDeliveries(messages[0]!.id)).map((d) => d.id)).toEqual(ofFirst);
       expect(await storage.listDeliveries("msg_unknown")).toEqual([]);
-      expect(await storage.listAttempts(messages[0]!.id)).toEqual([]);
+      expect(await storage.operations!.listAttempts(messages[0]!.id)).toEqual([]);
     });
 
     test("listDeadLetters lists dead-lettered deliveries newest first (by delivery id), per endpoint, with paging", async () => {
@@ -90,16 +94,19 @@ export function auditTests(context: ConformanceContext): void {
 
       const ids = (rows: DeadLetter[]) => rows.map((d) => d.deliveryId);
       const newestFirst = deliveries.map((d) => d.id).reverse();
-      expect(ids(await storage.listDeadLetters({ limit: 10 }))).toEqual(newestFirst);
+      expect(ids(await storage.operations!.listDeadLetters({ limit: 10 }))).toEqual(newestFirst);
       const onFirst = newestFirst.filter(
         (id) => deliveries.find((d) => d.id === id)!.endpointId === endpoints[0]!.id,
       );
-      expect(ids(await storage.listDeadLetters({ limit: 10, endpointId: endpoints[0]!.id }))).toEqual(
-        onFirst,
-      );
-      const firstPage = await storage.listDeadLetters({ limit: 2 });
+      expect(
+        ids(await storage.operations!.listDeadLetters({ limit: 10, endpointId: endpoints[0]!.id })),
+      ).toEqual(onFirst);
+      const firstPage = await storage.operations!.listDeadLetters({ limit: 2 });
       expect(ids(firstPage)).toEqual(newestFirst.slice(0, 2));
-      const secondPage = await storage.listDeadLetters({ limit: 2, after: firstPage[1]!.deliveryId });
+      const secondPage = await storage.operations!.listDeadLetters({
+        limit: 2,
+        after: firstPage[1]!.deliveryId,
+      });
       expect(ids(secondPage)).toEqual(newestFirst.slice(2, 4));
     });
 
@@ -123,7 +130,7 @@ export function auditTests(context: ConformanceContext): void {
         ],
         T0 + 7,
       );
-      expect(await storage.listDeadLetters({ limit: 10 })).toEqual([
+      expect(await storage.operations!.listDeadLetters({ limit: 10 })).toEqual([
         {
           status: "dead-lettered",
           deliveryId: deliveries[0]!.id,
@@ -158,20 +165,20 @@ export function auditTests(context: ConformanceContext): void {
       const failed = deliveries.filter((_, i) => i % 2 === 0);
       const dead = deliveries.filter((_, i) => i % 2 === 1);
       const ids = (rows: DeadLetter[]) => rows.map((d) => d.deliveryId);
-      const listedFailed = await storage.listDeadLetters({ limit: 10, status: "failed" });
+      const listedFailed = await storage.operations!.listDeadLetters({ limit: 10, status: "failed" });
       expect(ids(listedFailed)).toEqual(failed.map((d) => d.id).reverse());
       expect(listedFailed.every((d) => d.status === "failed")).toBe(true);
-      const listedDead = await storage.listDeadLetters({ limit: 10 });
+      const listedDead = await storage.operations!.listDeadLetters({ limit: 10 });
       expect(ids(listedDead)).toEqual(dead.map((d) => d.id).reverse());
       expect(listedDead.every((d) => d.status === "dead-lettered")).toBe(true);
-      expect(ids(await storage.listDeadLetters({ limit: 10, status: "dead-lettered" }))).toEqual(
+      expect(ids(await storage.operations!.listDeadLetters({ limit: 10, status: "dead-lettered" }))).toEqual(
         ids(listedDead),
       );
 
       const newestFailed = failed.map((d) => d.id).reverse();
-      const firstPage = await storage.listDeadLetters({ limit: 2, status: "failed" });
+      const firstPage = await storage.operations!.listDeadLetters({ limit: 2, status: "failed" });
       expect(ids(firstPage)).toEqual(newestFailed.slice(0, 2));
-      const rest = await storage.listDeadLetters({
+      const rest = await storage.operations!.listDeadLetters({
         limit: 10,
         status: "failed",
         after: firstPage[1]!.deliveryId,
@@ -181,10 +188,16 @@ export function auditTests(context: ConformanceContext): void {
         (id) => failed.find((d) => d.id === id)!.endpointId === endpoints[0]!.id,
       );
       expect(
-        ids(await storage.listDeadLetters({ limit: 10, status: "failed", endpointId: endpoints[0]!.id })),
+        ids(
+          await storage.operations!.listDeadLetters({
+            limit: 10,
+            status: "failed",
+            endpointId: endpoints[0]!.id,
+          }),
+        ),
       ).toEqual(onFirst);
       const first = failed[0]!;
-      const inRange = await storage.listDeadLetters({
+      const inRange = await storage.operations!.listDeadLetters({
         limit: 10,
         status: "failed",
         since: T0 + 10,
@@ -201,39 +214,13 @@ export function auditTests(context: ConformanceContext): void {
       for (const [i, delivery] of deliveries.entries())
         await settle(storage, claimed.get(delivery.id)!, { kind: "dead-lettered" }, T0 + i * 1_000);
       await storage.deleteEndpoint(endpoint!.id, T0 + 10_000);
-      const listed = await storage.listDeadLetters({
+      const listed = await storage.operations!.listDeadLetters({
         limit: 10,
         endpointId: endpoint!.id,
         since: T0 + 1_000,
         until: T0 + 3_000,
       });
       expect(listed.map((d) => d.deliveryId)).toEqual([deliveries[2]!.id, deliveries[1]!.id]);
-    });
-
-    test("countDeliveries counts deliveries per status, overall and for one endpoint", async () => {
-      const storage = context.storage();
-      const endpoints = await createEndpoints(storage, 2);
-      const { deliveries } = await fanOut(storage, { endpoints, messages: 3 });
-      const claimed = await claimAll(storage, T0);
-      const kinds = ["succeeded", "succeeded", "dead-lettered", "held"] as const;
-      for (const [i, kind] of kinds.entries())
-        await settle(storage, claimed.get(deliveries[i]!.id)!, { kind }, T0);
-      const normalise = (counts: Record<string, number | undefined>) =>
-        Object.fromEntries(Object.entries(counts).filter(([, n]) => n !== undefined && n > 0));
-      expect(normalise(await storage.countDeliveries())).toEqual({
-        succeeded: 2,
-        "dead-lettered": 1,
-        held: 1,
-        pending: 2,
-      });
-      const first = endpoints[0]!.id;
-      const expected: Record<string, number> = {};
-      for (const [i, delivery] of deliveries.entries()) {
-        if (delivery.endpointId !== first) continue;
-        const status = kinds[i] ?? "pending";
-        expected[status] = (expected[status] ?? 0) + 1;
-      }
-      expect(normalise(await storage.countDeliveries(first))).toEqual(expected);
     });
   });
 }

@@ -93,7 +93,7 @@ export function directTests(context: ConformanceContext): void {
         fannedOutAt: T0 + 50,
         finishedAt: T0 + 50,
       });
-      expect(await storage.listAttempts(message.id)).toEqual([outcome.attempt]);
+      expect(await storage.operations!.listAttempts(message.id)).toEqual([outcome.attempt]);
       expect(await storage.endpointHealth(endpoint!.id, 0)).toEqual({ attempts: 1, failures: 0 });
       // Fanned out: never claimed for fan-out again, even once its lease would have expired.
       expect(await storage.claimFanout(lease(T0 + 2 * LEASE_MS))).toEqual([]);
@@ -112,7 +112,7 @@ export function directTests(context: ConformanceContext): void {
         leaseLost: [twin.id],
       });
       expect((await storage.listDeliveries(message.id)).map((d) => d.id)).toEqual([fresh.id]);
-      expect(await storage.listAttempts(message.id)).toEqual([first.attempt]);
+      expect(await storage.operations!.listAttempts(message.id)).toEqual([first.attempt]);
       expect(await storage.endpointHealth(endpoint!.id, 0)).toEqual({ attempts: 1, failures: 0 });
     });
 
@@ -147,7 +147,7 @@ export function directTests(context: ConformanceContext): void {
         status: "dispatched",
         finishedAt: T0 + 6_000,
       });
-      expect(await storage.listAttempts(message.id)).toHaveLength(2);
+      expect(await storage.operations!.listAttempts(message.id)).toHaveLength(2);
     });
 
     test("direct terminal failures finish the message: dead-lettered, expired, failed (dispatched) and cancelled (dispatched)", async () => {
@@ -170,7 +170,7 @@ export function directTests(context: ConformanceContext): void {
           finishedAt: T0 + 9,
         });
         const attempts = kind === "expired" || kind === "cancelled" ? 0 : 1;
-        expect(await storage.listAttempts(message.id)).toHaveLength(attempts);
+        expect(await storage.operations!.listAttempts(message.id)).toHaveLength(attempts);
         expect((await deliveryRow(storage, fresh)).attemptsMade).toBe(attempts);
       }
     });
@@ -211,7 +211,7 @@ export function directTests(context: ConformanceContext): void {
       );
       expect(lost).toEqual({ recorded: [], leaseLost: [fresh.id] });
       expect(await storage.listDeliveries(message.id)).toEqual([]);
-      expect(await storage.listAttempts(message.id)).toEqual([]);
+      expect(await storage.operations!.listAttempts(message.id)).toEqual([]);
       expect(await storage.endpointHealth(endpoint!.id, 0)).toEqual({ attempts: 0, failures: 0 });
       expect(await storage.getMessage(message.id)).toMatchObject({ status: "pending", fannedOutAt: null });
       const again = { ...fresh, id: nextId("dlv") };
@@ -284,11 +284,11 @@ export function directTests(context: ConformanceContext): void {
       const done = await claimedDirect(storage, endpoint!);
       await storage.recordOutcomes([directOutcome(done.fresh, done.token, { kind: "succeeded" }, T0)], T0);
       const renewals = [kept, taken, done].map(({ message, token }) => ({ messageId: message.id, token }));
-      expect(await storage.renewFanoutLeases(renewals.slice(0, 1), T0 + 3 * LEASE_MS)).toEqual([]);
+      expect(await storage.direct!.renewFanoutLeases(renewals.slice(0, 1), T0 + 3 * LEASE_MS)).toEqual([]);
       // At T0 + LEASE_MS only `taken` (not renewed) can be claimed by another worker.
       const reclaimed = await storage.claimFanout(lease(T0 + LEASE_MS, { owner: "worker-2" }));
       expect(reclaimed.map((c) => c.message.id)).toEqual([taken.message.id]);
-      const lost = await storage.renewFanoutLeases(
+      const lost = await storage.direct!.renewFanoutLeases(
         [...renewals, { messageId: "msg_unknown", token: kept.token }],
         T0 + 4 * LEASE_MS,
       );

@@ -21,7 +21,7 @@ export function enqueueManyTests(context: ConformanceContext): void {
         newMessage({ type: "invoice.paid", payload: '{"amount":1250,"lines":[{"sku":"a"}]}' }),
         newMessage({ tenantId: "tenant-b", idempotencyKey: "batch-b", createdAt: T0 + 1 }),
       ];
-      expect(await storage.enqueueMany(messages)).toEqual(
+      expect(await storage.batchSend!.enqueueMany(messages)).toEqual(
         messages.map((message) => ({ id: message.id, reused: false })),
       );
       for (const message of messages) expect(await storage.getMessage(message.id)).toEqual(stored(message));
@@ -29,8 +29,8 @@ export function enqueueManyTests(context: ConformanceContext): void {
 
     test("an empty batch returns [] and writes nothing", async () => {
       const storage = context.storage();
-      expect(await storage.enqueueMany([])).toEqual([]);
-      expect(await storage.listMessages({ limit: 10 })).toEqual([]);
+      expect(await storage.batchSend!.enqueueMany([])).toEqual([]);
+      expect(await storage.operations!.listMessages({ limit: 10 })).toEqual([]);
     });
 
     test("a key already stored, by enqueue or an earlier batch, gives its id with reused: true and inserts nothing", async () => {
@@ -38,20 +38,20 @@ export function enqueueManyTests(context: ConformanceContext): void {
       const single = newMessage({ idempotencyKey: "order-1" });
       await storage.enqueue(single);
       const earlier = [newMessage({ idempotencyKey: "order-2" })];
-      await storage.enqueueMany(earlier);
+      await storage.batchSend!.enqueueMany(earlier);
       const batch = [
         newMessage({ idempotencyKey: "order-2" }),
         newMessage(),
         newMessage({ idempotencyKey: "order-1" }),
       ];
-      expect(await storage.enqueueMany(batch)).toEqual([
+      expect(await storage.batchSend!.enqueueMany(batch)).toEqual([
         { id: earlier[0]!.id, reused: true },
         { id: batch[1]!.id, reused: false },
         { id: single.id, reused: true },
       ]);
       expect(await storage.getMessage(batch[0]!.id)).toBeNull();
       expect(await storage.getMessage(batch[2]!.id)).toBeNull();
-      expect(await storage.listMessages({ limit: 10 })).toHaveLength(3);
+      expect(await storage.operations!.listMessages({ limit: 10 })).toHaveLength(3);
     });
 
     test("a key repeated within a batch is inserted once, by its first message; later ones get its id with reused: true", async () => {
@@ -62,14 +62,14 @@ export function enqueueManyTests(context: ConformanceContext): void {
         newMessage({ idempotencyKey: "twice", payload: '{"n":2}' }),
         newMessage({ idempotencyKey: "twice", payload: '{"n":3}' }),
       ];
-      expect(await storage.enqueueMany(batch)).toEqual([
+      expect(await storage.batchSend!.enqueueMany(batch)).toEqual([
         { id: batch[0]!.id, reused: false },
         { id: batch[1]!.id, reused: false },
         { id: batch[0]!.id, reused: true },
         { id: batch[0]!.id, reused: true },
       ]);
       expect((await storage.getMessage(batch[0]!.id))?.payload).toBe('{"n":1}');
-      expect(await storage.listMessages({ limit: 10 })).toHaveLength(2);
+      expect(await storage.operations!.listMessages({ limit: 10 })).toHaveLength(2);
     });
 
     test("a batch of 5,000 messages lands whole, each once, with results in input order", async () => {
@@ -81,9 +81,9 @@ export function enqueueManyTests(context: ConformanceContext): void {
           tenantId: i % 2 === 0 ? "even" : null,
         }),
       );
-      const results = await storage.enqueueMany(batch);
+      const results = await storage.batchSend!.enqueueMany(batch);
       expect(results).toEqual(batch.map((message) => ({ id: message.id, reused: false })));
-      expect(await storage.listMessages({ limit: 5_001 })).toHaveLength(5_000);
+      expect(await storage.operations!.listMessages({ limit: 5_001 })).toHaveLength(5_000);
       expect(await storage.getMessage(batch[4_998]!.id)).toEqual(stored(batch[4_998]!));
       expect(await storage.getMessage(batch[4_990]!.id)).toEqual(stored(batch[4_990]!));
     });
@@ -97,12 +97,12 @@ export function enqueueManyTests(context: ConformanceContext): void {
         { ...newMessage(), id: taken.id },
         newMessage(),
       ];
-      const error = await storage.enqueueMany(batch).then(
+      const error = await storage.batchSend!.enqueueMany(batch).then(
         () => undefined,
         (caught: unknown) => caught,
       );
       expect(isPostelError(error) && error.code).toBe("INVALID_ARGUMENT");
-      expect(await storage.listMessages({ limit: 10 })).toHaveLength(1);
+      expect(await storage.operations!.listMessages({ limit: 10 })).toHaveLength(1);
       const retried = newMessage({ idempotencyKey: "never" });
       expect(await storage.enqueue(retried)).toEqual({ id: retried.id, reused: false });
     });
@@ -119,7 +119,7 @@ export function enqueueManyTests(context: ConformanceContext): void {
           ...Array.from({ length: 10 }, () => newMessage()),
         ];
       });
-      const results = await Promise.all(batches.map((batch) => storage.enqueueMany(batch)));
+      const results = await Promise.all(batches.map((batch) => storage.batchSend!.enqueueMany(batch)));
       const idByKey = new Map<string, string>();
       let inserted = 0;
       for (const [b, batch] of batches.entries()) {
@@ -138,7 +138,7 @@ export function enqueueManyTests(context: ConformanceContext): void {
       }
       const keys = idByKey.size;
       expect(inserted).toBe(keys + 40);
-      const all = await storage.listMessages({ limit: 2_000 });
+      const all = await storage.operations!.listMessages({ limit: 2_000 });
       expect(all).toHaveLength(keys + 40);
       expect(new Set(all.map((m) => m.id))).toEqual(
         new Set([...idByKey.values(), ...batches.flatMap((batch) => batch.slice(500).map((m) => m.id))]),
@@ -157,7 +157,7 @@ export function enqueueManyTests(context: ConformanceContext): void {
         const storage = context.storage();
         const batch = [newMessage({ idempotencyKey: "tx-batch" }), newMessage(), newMessage()];
         await inTransaction(async (tx) => {
-          expect(await storage.enqueueMany(batch, { tx })).toEqual(
+          expect(await storage.batchSend!.enqueueMany(batch, { tx })).toEqual(
             batch.map((message) => ({ id: message.id, reused: false })),
           );
         });
@@ -169,13 +169,13 @@ export function enqueueManyTests(context: ConformanceContext): void {
         const batch = [newMessage({ idempotencyKey: "rolled-back" }), newMessage(), newMessage()];
         await expect(
           inTransaction(async (tx) => {
-            await storage.enqueueMany(batch, { tx });
+            await storage.batchSend!.enqueueMany(batch, { tx });
             throw new Error("rollback");
           }),
         ).rejects.toThrow("rollback");
-        expect(await storage.listMessages({ limit: 10 })).toEqual([]);
+        expect(await storage.operations!.listMessages({ limit: 10 })).toEqual([]);
         const retried = newMessage({ idempotencyKey: "rolled-back" });
-        expect(await storage.enqueueMany([retried])).toEqual([{ id: retried.id, reused: false }]);
+        expect(await storage.batchSend!.enqueueMany([retried])).toEqual([{ id: retried.id, reused: false }]);
       });
 
       test("in a transaction, a key enqueued earlier in it or committed before gives that id with reused: true", async () => {
@@ -186,13 +186,13 @@ export function enqueueManyTests(context: ConformanceContext): void {
         const batch = [newMessage({ idempotencyKey: "inside" }), newMessage({ idempotencyKey: "before" })];
         const results = await inTransaction(async (tx) => {
           await storage.enqueue(inside, { tx });
-          return storage.enqueueMany(batch, { tx });
+          return storage.batchSend!.enqueueMany(batch, { tx });
         });
         expect(results).toEqual([
           { id: inside.id, reused: true },
           { id: committed.id, reused: true },
         ]);
-        expect(await storage.listMessages({ limit: 10 })).toHaveLength(2);
+        expect(await storage.operations!.listMessages({ limit: 10 })).toHaveLength(2);
       });
     },
     noTransaction,

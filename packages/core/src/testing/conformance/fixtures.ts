@@ -2,6 +2,7 @@ import type {
   AttemptRecord,
   ClaimedDelivery,
   DeliveryRecord,
+  DeliveryStatus,
   EndpointRecord,
   NewDelivery,
   NewMessage,
@@ -219,4 +220,25 @@ export function madeHttpCall(transition: DeliveryTransition): boolean {
 /** Sorted ids, for order-insensitive comparisons. */
 export function ids(rows: Iterable<{ id: string }>): string[] {
   return [...rows].map((row) => row.id).sort();
+}
+
+/**
+ * How many deliveries are in each status, counted through the verbs of the contract (every message's
+ * deliveries, listed through the operations capability): for tests of small stores only.
+ */
+export async function countDeliveries(
+  storage: Storage<unknown>,
+): Promise<Partial<Record<DeliveryStatus, number>>> {
+  const counts: Partial<Record<DeliveryStatus, number>> = {};
+  const operations = storage.operations;
+  if (operations === undefined) throw new Error("countDeliveries needs the storage's operations capability");
+  let after: string | undefined;
+  for (;;) {
+    const page = await operations.listMessages({ limit: 500, after });
+    for (const message of page)
+      for (const delivery of await storage.listDeliveries(message.id))
+        counts[delivery.status] = (counts[delivery.status] ?? 0) + 1;
+    if (page.length < 500) return counts;
+    after = page[page.length - 1]!.id;
+  }
 }

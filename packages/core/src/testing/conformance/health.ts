@@ -75,7 +75,8 @@ export function healthTests(context: ConformanceContext): void {
         // A deleted endpoint's buckets still count in the sums, as in `stats`' totals.
         await storage.deleteEndpoint(b!.id, bucket(4));
 
-        const buckets = storage.healthBuckets!;
+        const ops = storage.operations!;
+        const buckets = ops.healthBuckets!.bind(ops);
         expect(await buckets({ since: bucket(0), endpointId: a!.id })).toEqual([
           { start: bucket(0), attempts: 2, failures: 1 },
           { start: bucket(2), attempts: 1, failures: 1 },
@@ -96,8 +97,8 @@ export function healthTests(context: ConformanceContext): void {
       });
     },
     (storage) =>
-      storage.healthBuckets === undefined
-        ? `the ${storage.name} storage has no healthBuckets (an optional capability)`
+      storage.operations?.healthBuckets === undefined
+        ? `the ${storage.name} storage has no operations.healthBuckets (optional)`
         : undefined,
   );
 

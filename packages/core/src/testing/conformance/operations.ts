@@ -27,7 +27,7 @@ export function operationsTests(context: ConformanceContext): void {
       const enqueue = (suffix: string) => storage.enqueue(newMessage({ id: `${base}_${suffix}` }));
       for (const suffix of ["b", "d", "f", "h", "j", "l"]) await enqueue(suffix);
       const seen = await readAllPages(
-        (after) => storage.listMessages({ limit: 2, after }),
+        (after) => storage.operations!.listMessages({ limit: 2, after }),
         (m) => m.id,
         // Between pages: one newer than everything, one beside rows already read, one still to come.
         async (page) => {
@@ -44,9 +44,9 @@ export function operationsTests(context: ConformanceContext): void {
 
     test("messageWindow (optional) bounds a listing: the lowest of the `size` newest ids below `after`, and listMessages honours `from`", async () => {
       const storage = context.storage();
-      if (storage.messageWindow === undefined) {
+      if (storage.operations!.messageWindow === undefined) {
         // Optional: without it core lists filtered messages without windows (this storage's own cost).
-        expect(storage.messageWindow).toBeUndefined();
+        expect(storage.operations!.messageWindow).toBeUndefined();
         return;
       }
       const base = nextId("msg");
@@ -54,12 +54,17 @@ export function operationsTests(context: ConformanceContext): void {
       for (const [i, id] of ids.entries()) {
         await storage.enqueue(newMessage({ id, type: i % 2 === 0 ? "even" : "odd" }));
       }
-      expect(await storage.messageWindow(undefined, 3)).toBe(ids[2]);
-      expect(await storage.messageWindow(ids[3], 3)).toBe(ids[0]);
-      expect(await storage.messageWindow(ids[2], 3)).toBeNull(); // two left below c
-      const window = await storage.listMessages({ limit: 10, type: "even", from: ids[2] });
+      expect(await storage.operations!.messageWindow!(undefined, 3)).toBe(ids[2]);
+      expect(await storage.operations!.messageWindow!(ids[3], 3)).toBe(ids[0]);
+      expect(await storage.operations!.messageWindow!(ids[2], 3)).toBeNull(); // two left below c
+      const window = await storage.operations!.listMessages({ limit: 10, type: "even", from: ids[2] });
       expect(window.map((m) => m.id)).toEqual([ids[4], ids[2]]);
-      const below = await storage.listMessages({ limit: 10, type: "even", after: ids[2], from: ids[0] });
+      const below = await storage.operations!.listMessages({
+        limit: 10,
+        type: "even",
+        after: ids[2],
+        from: ids[0],
+      });
       expect(below.map((m) => m.id)).toEqual([ids[0]]);
     });
 
@@ -69,7 +74,7 @@ export function operationsTests(context: ConformanceContext): void {
       const create = (suffix: string) => storage.createEndpoint(newEndpoint({ id: `${base}_${suffix}` }));
       for (const suffix of ["b", "d", "f", "h", "j"]) await create(suffix);
       const seen = await readAllPages(
-        (after) => storage.listEndpoints({ limit: 2, after }),
+        (after) => storage.operations!.listEndpoints({ limit: 2, after }),
         (e) => e.id,
         async (page) => {
           if (page === 1) for (const suffix of ["a", "c", "e", "z"]) await create(suffix);
@@ -91,7 +96,7 @@ export function operationsTests(context: ConformanceContext): void {
         settle(storage, claimed.get(deliveries[index]!.id)!, { kind: "dead-lettered" }, T0 + 1);
       for (const index of [1, 2, 4, 5]) await deadLetter(index);
       const seen = await readAllPages(
-        (after) => storage.listDeadLetters({ limit: 2, after }),
+        (after) => storage.operations!.listDeadLetters({ limit: 2, after }),
         (d) => d.deliveryId,
         async (page) => {
           if (page !== 1) return;
@@ -144,7 +149,7 @@ export function operationsTests(context: ConformanceContext): void {
         state,
         circuitOpenUntil,
       });
-      expect(await storage.stats({ now: T0 + 40_000, since: T0 - HEALTH_BUCKET_MS })).toEqual({
+      expect(await storage.operations!.stats({ now: T0 + 40_000, since: T0 - HEALTH_BUCKET_MS })).toEqual({
         totals: {
           due: 4,
           oldestDueAt: T0 + 1_000,
@@ -187,7 +192,11 @@ export function operationsTests(context: ConformanceContext): void {
 
       // One endpoint's: its line alone, the totals its own (un-fanned messages have no endpoint yet).
       expect(
-        await storage.stats({ now: T0 + 40_000, since: T0 - HEALTH_BUCKET_MS, endpointId: b!.id }),
+        await storage.operations!.stats({
+          now: T0 + 40_000,
+          since: T0 - HEALTH_BUCKET_MS,
+          endpointId: b!.id,
+        }),
       ).toEqual({
         totals: {
           due: 2,
@@ -217,7 +226,7 @@ export function operationsTests(context: ConformanceContext): void {
       });
 
       // Past a's lease the leased delivery is due again; health buckets before `since` do not count.
-      const later = await storage.stats({ now: T0 + 70_000, since: T0 + HEALTH_BUCKET_MS });
+      const later = await storage.operations!.stats({ now: T0 + 70_000, since: T0 + HEALTH_BUCKET_MS });
       expect(later.totals).toEqual({
         due: 5,
         oldestDueAt: T0 + 1_000,
@@ -235,7 +244,7 @@ export function operationsTests(context: ConformanceContext): void {
 
     test("stats of an empty storage is all zeros, with no oldest due delivery", async () => {
       const storage = context.storage();
-      expect(await storage.stats({ now: T0, since: T0 - 3_600_000 })).toEqual({
+      expect(await storage.operations!.stats({ now: T0, since: T0 - 3_600_000 })).toEqual({
         totals: { due: 0, oldestDueAt: null, inFlight: 0, scheduled: 0, held: 0, deadLetters: 0, failed: 0 },
         unfanned: 0,
         endpoints: [],
@@ -250,7 +259,7 @@ export function operationsTests(context: ConformanceContext): void {
       for (const delivery of deliveries.filter((d) => d.endpointId === deleted!.id).slice(0, 1))
         await settle(storage, claimed.get(delivery.id)!, { kind: "dead-lettered" }, T0);
       await storage.deleteEndpoint(deleted!.id, T0 + 1);
-      const stats = await storage.stats({ now: T0 + 1, since: T0 });
+      const stats = await storage.operations!.stats({ now: T0 + 1, since: T0 });
       expect(stats.endpoints.map((e) => e.id)).toEqual([kept!.id]);
       expect(stats.totals).toMatchObject({ deadLetters: 1, inFlight: 2, held: 0 });
     });
@@ -270,7 +279,7 @@ export function operationsTests(context: ConformanceContext): void {
         T0 + 1,
       );
       await fanOut(storage, { endpoints: [endpoints[0]!], messages: 10, now: T0 + 2 });
-      const stats = await storage.stats({ now: T0 + 2, since: T0 });
+      const stats = await storage.operations!.stats({ now: T0 + 2, since: T0 });
       expect(stats.totals).toEqual({
         due: 10,
         oldestDueAt: T0 + 2,
@@ -313,7 +322,7 @@ export function operationsTests(context: ConformanceContext): void {
       expect(deliveries).toHaveLength(30);
 
       const now = T0 + 2_000; // the 4 leases run to T0 + 60 s
-      const exact = await storage.stats({ now, since: T0 });
+      const exact = await storage.operations!.stats({ now, since: T0 });
       expect(exact.totals).toEqual({
         due: 5,
         oldestDueAt: T0 + 1_000,
@@ -325,7 +334,7 @@ export function operationsTests(context: ConformanceContext): void {
       });
       expect(exact.unfanned).toBe(9);
 
-      const capped = await storage.stats({ now, since: T0, countCap: 3 });
+      const capped = await storage.operations!.stats({ now, since: T0, countCap: 3 });
       const [line] = capped.endpoints;
       expect([line!.due, line!.held, line!.deadLetters, line!.failed]).toEqual([3, 0, 3, 3]);
       expect(line!.inFlight).toBeLessThanOrEqual(3);
@@ -334,12 +343,14 @@ export function operationsTests(context: ConformanceContext): void {
       expect(capped.totals.oldestDueAt).toBe(T0 + 1_000);
       expect(capped.unfanned).toBe(3);
       // A cap above every count changes nothing.
-      expect(await storage.stats({ now, since: T0, countCap: 1_000 })).toEqual(exact);
+      expect(await storage.operations!.stats({ now, since: T0, countCap: 1_000 })).toEqual(exact);
       // Nor does telling where leases end (the retries at T0 + 600 s lie beyond it), capped or not.
       const leasesUntil = T0 + 120_000;
-      expect(await storage.stats({ now, since: T0, leasesUntil })).toEqual(exact);
-      expect(await storage.stats({ now, since: T0, countCap: 1_000, leasesUntil })).toEqual(exact);
-      expect(await storage.stats({ now, since: T0, countCap: 3, leasesUntil })).toEqual(capped);
+      expect(await storage.operations!.stats({ now, since: T0, leasesUntil })).toEqual(exact);
+      expect(await storage.operations!.stats({ now, since: T0, countCap: 1_000, leasesUntil })).toEqual(
+        exact,
+      );
+      expect(await storage.operations!.stats({ now, since: T0, countCap: 3, leasesUntil })).toEqual(capped);
     });
   });
 
@@ -362,20 +373,23 @@ export function operationsTests(context: ConformanceContext): void {
       const again = await claimOne(storage, a1!.delivery.id, T0 + 10_000);
       const second = await record(storage, again, { kind: "succeeded" }, T0 + 10_500);
 
-      expect(await storage.recentAttempts({ since: T0 + 1_000, limit: 10 })).toEqual([
+      expect(await storage.operations!.recentAttempts({ since: T0 + 1_000, limit: 10 })).toEqual([
         first,
         retried,
         second,
       ]);
-      expect(await storage.recentAttempts({ since: T0 + 1_000, limit: 2 })).toEqual([first, retried]);
-      expect(await storage.recentAttempts({ since: T0 + 2_001, limit: 10 })).toEqual([second]);
-      expect(await storage.recentAttempts({ since: T0, limit: 10 })).toEqual([
+      expect(await storage.operations!.recentAttempts({ since: T0 + 1_000, limit: 2 })).toEqual([
+        first,
+        retried,
+      ]);
+      expect(await storage.operations!.recentAttempts({ since: T0 + 2_001, limit: 10 })).toEqual([second]);
+      expect(await storage.operations!.recentAttempts({ since: T0, limit: 10 })).toEqual([
         before,
         first,
         retried,
         second,
       ]);
-      expect(await storage.recentAttempts({ since: T0 + 10_501, limit: 10 })).toEqual([]);
+      expect(await storage.operations!.recentAttempts({ since: T0 + 10_501, limit: 10 })).toEqual([]);
     });
 
     test("recentAttempts finds the first attempt of a delivery created long before it (held for a day, then released)", async () => {
@@ -389,7 +403,7 @@ export function operationsTests(context: ConformanceContext): void {
       await storage.releaseHeld(endpoint!.id, day);
       const released = await claimAll(storage, day);
       const late = await record(storage, released.get(deliveries[1]!.id)!, { kind: "succeeded" }, day + 5);
-      expect(await storage.recentAttempts({ since: day, limit: 10 })).toEqual([late]);
+      expect(await storage.operations!.recentAttempts({ since: day, limit: 10 })).toEqual([late]);
     });
   });
 }
@@ -397,8 +411,9 @@ export function operationsTests(context: ConformanceContext): void {
 function attemptFeedTests(context: ConformanceContext): void {
   group(context, "attempt-feed", (test) => {
     const feed = (storage: Storage<unknown>) => {
-      if (!storage.attemptsAfter) throw new Error("the storage has no attemptsAfter");
-      return storage.attemptsAfter.bind(storage);
+      const ops = storage.operations!;
+      if (!ops.attemptsAfter) throw new Error("the storage has no attemptsAfter");
+      return ops.attemptsAfter.bind(ops);
     };
 
     test("attemptsAfter returns first and later attempts with ids above `after`, lowest id first, open and finished deliveries alike", async () => {

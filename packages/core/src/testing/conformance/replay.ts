@@ -25,7 +25,10 @@ export function replayTests(context: ConformanceContext): void {
       for (const [i, kind] of kinds.entries())
         await settle(storage, claimed.get(deliveries[i]!.id)!, { kind }, T0);
       // deliveries[6] stays pending (leased).
-      const found = await storage.findReplayable({ messageIds: [messages[0]!.id, "msg_unknown"] }, 100);
+      const found = await storage.replay!.findReplayable(
+        { messageIds: [messages[0]!.id, "msg_unknown"] },
+        100,
+      );
       expect(ids(found)).toEqual(ids(deliveries.slice(0, 4)));
       expect(found.find((d) => d.id === deliveries[2]!.id)).toMatchObject({
         status: "dead-lettered",
@@ -43,13 +46,13 @@ export function replayTests(context: ConformanceContext): void {
       const claimed = await claimAll(storage, T0);
       for (const delivery of deliveries)
         await settle(storage, claimed.get(delivery.id)!, { kind: "dead-lettered" }, T0);
-      const found = await storage.findReplayable(
+      const found = await storage.replay!.findReplayable(
         { messageIds: messages.map((m) => m.id), endpointId: target!.id },
         100,
       );
       expect(ids(found)).toEqual(ids(deliveries.filter((d) => d.endpointId === target!.id)));
       // The limit counts that endpoint's deliveries only.
-      const first = await storage.findReplayable(
+      const first = await storage.replay!.findReplayable(
         { messageIds: messages.map((m) => m.id), endpointId: target!.id },
         1,
       );
@@ -75,7 +78,7 @@ export function replayTests(context: ConformanceContext): void {
       const claimed = await claimAll(storage, T0 + 30_000);
       for (const delivery of deliveries)
         await settle(storage, claimed.get(delivery.id)!, { kind: "dead-lettered" }, T0 + 30_000);
-      const found = await storage.findReplayable({ endpointId: target!.id, since, until }, 100);
+      const found = await storage.replay!.findReplayable({ endpointId: target!.id, since, until }, 100);
       const expected = deliveries.filter(
         (d) =>
           d.endpointId === target!.id && (d.messageId === messages[1]!.id || d.messageId === messages[2]!.id),
@@ -92,12 +95,12 @@ export function replayTests(context: ConformanceContext): void {
       for (const [i, kind] of kinds.entries())
         await settle(storage, claimed.get(deliveries[i]!.id)!, { kind }, T0);
       const statuses: ("failed" | "dead-lettered")[] = ["failed", "dead-lettered"];
-      const byEndpoint = await storage.findReplayable(
+      const byEndpoint = await storage.replay!.findReplayable(
         { endpointId: endpoint!.id, since: T0, until: T0 + 1, statuses },
         2,
       );
       expect(ids(byEndpoint)).toEqual(ids(deliveries.slice(3)));
-      const byMessage = await storage.findReplayable(
+      const byMessage = await storage.replay!.findReplayable(
         { messageIds: messages.map((m) => m.id), statuses: ["failed"] },
         1,
       );
@@ -111,12 +114,12 @@ export function replayTests(context: ConformanceContext): void {
       const claimed = await claimAll(storage, T0);
       for (const delivery of deliveries)
         await settle(storage, claimed.get(delivery.id)!, { kind: "succeeded" }, T0);
-      const byEndpoint = await storage.findReplayable(
+      const byEndpoint = await storage.replay!.findReplayable(
         { endpointId: endpoint!.id, since: T0, until: T0 + 1 },
         2,
       );
       expect(byEndpoint).toHaveLength(2);
-      const byMessage = await storage.findReplayable({ messageIds: messages.map((m) => m.id) }, 2);
+      const byMessage = await storage.replay!.findReplayable({ messageIds: messages.map((m) => m.id) }, 2);
       expect(byMessage).toHaveLength(2);
       for (const found of [...byEndpoint, ...byMessage]) expect(ids(deliveries)).toContain(found.id);
     });
@@ -139,9 +142,9 @@ export function replayTests(context: ConformanceContext): void {
 
       const now = T0 + 86_400_000;
       const webhookId = nextId("wh");
-      expect(await storage.resetDeliveries([{ deliveryId: deliveries[0]!.id, webhookId }], now)).toEqual([
-        deliveries[0]!.id,
-      ]);
+      expect(
+        await storage.replay!.resetDeliveries([{ deliveryId: deliveries[0]!.id, webhookId }], now),
+      ).toEqual([deliveries[0]!.id]);
       expect(await deliveryRow(storage, deliveries[0]!)).toMatchObject({
         status: "pending",
         nextAttemptAt: now,
@@ -164,7 +167,7 @@ export function replayTests(context: ConformanceContext): void {
         status: "dispatched",
         finishedAt: now + 5,
       });
-      const trail = await storage.listAttempts(messages[0]!.id);
+      const trail = await storage.operations!.listAttempts(messages[0]!.id);
       expect(trail).toHaveLength(4);
       // Each attempt keeps the webhook id it was sent under: the replay's is the new one.
       expect(
@@ -185,9 +188,9 @@ export function replayTests(context: ConformanceContext): void {
       await settle(storage, claimed.get(terminal!.id)!, { kind: "failed" }, T0);
       await settle(storage, claimed.get(parked!.id)!, { kind: "held" }, T0);
       const reset = (deliveryId: string) => ({ deliveryId, webhookId: nextId("wh") });
-      expect(await storage.resetDeliveries([reset(terminal!.id)], T0 + 1)).toEqual([terminal!.id]);
+      expect(await storage.replay!.resetDeliveries([reset(terminal!.id)], T0 + 1)).toEqual([terminal!.id]);
       expect(
-        await storage.resetDeliveries(
+        await storage.replay!.resetDeliveries(
           [reset(terminal!.id), reset(parked!.id), reset(inFlight!.id), reset("dlv_unknown")],
           T0 + 2,
         ),
@@ -212,9 +215,12 @@ export function replayTests(context: ConformanceContext): void {
       const [endpoint] = await createEndpoints(storage, 1);
       const { messages, deliveries } = await fanOut(storage, { endpoints: [endpoint!] });
       await storage.deleteEndpoint(endpoint!.id, T0 + 1);
-      expect(await storage.findReplayable({ messageIds: [messages[0]!.id] }, 10)).toEqual([]);
+      expect(await storage.replay!.findReplayable({ messageIds: [messages[0]!.id] }, 10)).toEqual([]);
       expect(
-        await storage.resetDeliveries([{ deliveryId: deliveries[0]!.id, webhookId: nextId("wh") }], T0 + 2),
+        await storage.replay!.resetDeliveries(
+          [{ deliveryId: deliveries[0]!.id, webhookId: nextId("wh") }],
+          T0 + 2,
+        ),
       ).toEqual([]);
       expect(await storage.getMessage(messages[0]!.id)).toMatchObject({
         status: "dispatched",

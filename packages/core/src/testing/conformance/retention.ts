@@ -3,7 +3,17 @@ import { messageIdBound } from "../../ids.js";
 import type { EndpointRecord, NewMessage } from "../../storage/records.js";
 import type { DeliveryTransition, PruneBatch, Storage } from "../../storage/storage.js";
 import { type ConformanceContext, group } from "./context.js";
-import { claimAll, claimOne, createEndpoints, fanOut, lease, newMessage, settle, T0 } from "./fixtures.js";
+import {
+  claimAll,
+  claimOne,
+  countDeliveries,
+  createEndpoints,
+  fanOut,
+  lease,
+  newMessage,
+  settle,
+  T0,
+} from "./fixtures.js";
 
 const DAY = 86_400_000;
 /** The cutoff of every prune in this group: a day after the history below finished. */
@@ -11,7 +21,12 @@ const CUTOFF = T0 + DAY;
 
 /** One batch over the whole range below the cutoff. */
 function pruneBatch(storage: Storage<unknown>, limit = 1000, after = ""): Promise<PruneBatch> {
-  return storage.pruneFinished({ finishedBefore: CUTOFF, after, below: messageIdBound(CUTOFF), limit });
+  return storage.retention!.pruneFinished({
+    finishedBefore: CUTOFF,
+    after,
+    below: messageIdBound(CUTOFF),
+    limit,
+  });
 }
 
 /**
@@ -26,7 +41,7 @@ export async function pruneAll(
   const total = { messages: 0, deliveries: 0, attempts: 0, batches: 0 };
   const below = messageIdBound(finishedBefore);
   for (let after: string | null = ""; after !== null; ) {
-    const batch: PruneBatch = await storage.pruneFinished({ finishedBefore, after, below, limit });
+    const batch: PruneBatch = await storage.retention!.pruneFinished({ finishedBefore, after, below, limit });
     total.messages += batch.messages;
     total.deliveries += batch.deliveries;
     total.attempts += batch.attempts;
@@ -57,7 +72,7 @@ async function finished(
 async function expectGone(storage: Storage<unknown>, messageId: string): Promise<void> {
   expect(await storage.getMessage(messageId)).toBeNull();
   expect(await storage.listDeliveries(messageId)).toEqual([]);
-  expect(await storage.listAttempts(messageId)).toEqual([]);
+  expect(await storage.operations!.listAttempts(messageId)).toEqual([]);
 }
 
 async function expectKept(storage: Storage<unknown>, messageId: string): Promise<void> {
@@ -88,7 +103,7 @@ export function retentionTests(context: ConformanceContext): void {
       );
       const id = messages[0]!.id;
       expect((await storage.getMessage(id))?.status).toBe("dispatched");
-      expect(await storage.listAttempts(id)).toHaveLength(3);
+      expect(await storage.operations!.listAttempts(id)).toHaveLength(3);
 
       const batch = await pruneBatch(storage);
       expect(batch).toEqual({ messages: 1, deliveries: 2, attempts: 3, next: null });
@@ -111,7 +126,7 @@ export function retentionTests(context: ConformanceContext): void {
       expect(await pruneBatch(storage)).toEqual({ messages: 2, deliveries: 1, attempts: 1, next: null });
       await expectGone(storage, dead!.id);
       await expectGone(storage, claim!.message.id);
-      expect(await storage.listDeadLetters({ limit: 10 })).toEqual([]);
+      expect(await storage.operations!.listDeadLetters({ limit: 10 })).toEqual([]);
     });
 
     test("keeps pending, unfinished, recently finished and replayed messages", async () => {
@@ -121,8 +136,8 @@ export function retentionTests(context: ConformanceContext): void {
       const [old] = await finished(storage, endpoints);
       // Replayed: finished long ago, then put back in the queue.
       const [replayed] = await finished(storage, endpoints);
-      const replayable = await storage.findReplayable({ messageIds: [replayed!.id] }, 10);
-      await storage.resetDeliveries(
+      const replayable = await storage.replay!.findReplayable({ messageIds: [replayed!.id] }, 10);
+      await storage.replay!.resetDeliveries(
         replayable.map((d) => ({ deliveryId: d.id, webhookId: d.webhookId })),
         T0 + 10,
       );
@@ -140,8 +155,8 @@ export function retentionTests(context: ConformanceContext): void {
       await expectGone(storage, old!.id);
       for (const kept of [replayed!, unfinished[0]!, recent!, pending]) await expectKept(storage, kept.id);
       expect(await storage.listDeliveries(replayed!.id)).toHaveLength(2);
-      expect(await storage.listAttempts(unfinished[0]!.id)).toHaveLength(1);
-      expect(await storage.listAttempts(recent!.id)).toHaveLength(2);
+      expect(await storage.operations!.listAttempts(unfinished[0]!.id)).toHaveLength(1);
+      expect(await storage.operations!.listAttempts(recent!.id)).toHaveLength(2);
     });
 
     test("examines at most `limit` messages per batch, in id order, and says where to go on", async () => {
@@ -186,7 +201,7 @@ export function retentionTests(context: ConformanceContext): void {
       const [low, inside, high] = await finished(storage, [endpoint!], {
         messages: [{ id: "msg_0000000000a" }, { id: "msg_0000000000b" }, { id: `${bound}zzzz` }],
       });
-      const batch = await storage.pruneFinished({
+      const batch = await storage.retention!.pruneFinished({
         finishedBefore: CUTOFF,
         after: low!.id,
         below: bound,
@@ -208,9 +223,9 @@ export function retentionTests(context: ConformanceContext): void {
         expect(await storage.endpointHealth(endpoint.id, 0)).toEqual({ attempts: 3, failures: 0 });
 
       const request = { startedBefore: CUTOFF, limit: 3 };
-      expect(await storage.pruneHealth(request)).toBe(3);
-      expect(await storage.pruneHealth(request)).toBe(1);
-      expect(await storage.pruneHealth(request)).toBe(0);
+      expect(await storage.retention!.pruneHealth(request)).toBe(3);
+      expect(await storage.retention!.pruneHealth(request)).toBe(1);
+      expect(await storage.retention!.pruneHealth(request)).toBe(0);
       for (const endpoint of endpoints) {
         expect(await storage.endpointHealth(endpoint.id, 0)).toEqual({ attempts: 1, failures: 0 });
         expect(await storage.endpointHealth(endpoint.id, CUTOFF)).toEqual({ attempts: 1, failures: 0 });
@@ -227,7 +242,7 @@ export function retentionTests(context: ConformanceContext): void {
       const again = newMessage({ createdAt: CUTOFF, idempotencyKey: "order-1" });
       expect(await storage.enqueue(again)).toEqual({ id: again.id, reused: false });
       expect(again.id).not.toBe(old!.id);
-      expect(await storage.countDeliveries()).toEqual({});
+      expect(await countDeliveries(storage)).toEqual({});
     });
   });
 }

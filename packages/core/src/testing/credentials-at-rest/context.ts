@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, test } from "vitest";
 import type { Clock } from "../../clock.js";
-import type { OutboundOptions } from "../../config.js";
+import type { OutboundOptions } from "../../config/options.js";
 import type { CredentialsOptions } from "../../credentials/credentials-options.js";
 import type { PostelInstance } from "../../postel.js";
 import type { Storage } from "../../storage/storage.js";

@@ -25,7 +25,7 @@ export function migrationTests(context: AtRestContext): void {
         });
         written.set(id, { secret, authorization });
       }
-      const raw = async () => storage.listEndpoints({ limit: 1_000 });
+      const raw = async () => storage.operations!.listEndpoints({ limit: 1_000 });
       const valuesOf = (rows: Awaited<ReturnType<typeof raw>>) =>
         rows.flatMap((e) => [...Object.values(e.headers), ...e.secrets.map((s) => s.secret)]);
       expect(valuesOf(await raw()).every((value) => !value.startsWith("pcv1."))).toBe(true);

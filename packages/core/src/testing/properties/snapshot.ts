@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Storage } from "../../storage/storage.js";
+import { countDeliveries } from "../conformance/fixtures.js";
 
 /** Everything a storage holds, as far as its reads and the wiring's table dump can see. */
 export interface StorageSnapshot {
@@ -20,13 +21,13 @@ export async function snapshotStorage(
   const [endpoints, revision, messages, counts] = await Promise.all([
     storage.allEndpoints(),
     storage.endpointsRevision(),
-    storage.listMessages({ limit: 1_000 }),
-    storage.countDeliveries(),
+    storage.operations!.listMessages({ limit: 1_000 }),
+    countDeliveries(storage),
   ]);
   const trail = await Promise.all(
     messages.map(async (message) => ({
       deliveries: await storage.listDeliveries(message.id),
-      attempts: await storage.listAttempts(message.id),
+      attempts: await storage.operations!.listAttempts(message.id),
     })),
   );
   return {

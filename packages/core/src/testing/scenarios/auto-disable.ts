@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { OutboundOptions } from "../../config.js";
+import type { OutboundOptions } from "../../config/options.js";
 import { group, type ScenarioContext } from "./context.js";
 import type { Reply } from "./receiver.js";
 

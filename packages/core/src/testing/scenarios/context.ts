@@ -1,6 +1,6 @@
 import { describe, test } from "vitest";
 import type { ManualClock } from "../../clock.js";
-import type { OutboundOptions } from "../../config.js";
+import type { OutboundOptions } from "../../config/options.js";
 import type { PostelInstance } from "../../postel.js";
 import type { Storage } from "../../storage/storage.js";
 import type { ScenarioReceiver } from "./receiver.js";

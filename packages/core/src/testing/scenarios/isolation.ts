@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { expect } from "vitest";
-import type { OutboundOptions } from "../../config.js";
+import type { OutboundOptions } from "../../config/options.js";
 import { group, type Scenario, type ScenarioContext } from "./context.js";
 import type { Reply, ScenarioReceiver } from "./receiver.js";
 

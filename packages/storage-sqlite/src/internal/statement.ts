@@ -1,0 +1,7 @@
+import type { InArgs } from "@libsql/client";
+
+/** One statement with named (`:name`) arguments. */
+export interface Statement {
+  sql: string;
+  args?: InArgs;
+}
