@@ -123,19 +123,22 @@ export interface OutboxStore<Tx> {
   /**
    * Insert one message (one INSERT, joining `tx` when given). When `idempotencyKey` is already used,
    * insert nothing and return the existing message's id with `reused: true`. Wakes listening workers
-   * when the storage supports it (e.g. NOTIFY, delivered on commit).
+   * when the storage supports it (e.g. NOTIFY, delivered on commit). An id already stored (a bug:
+   * core's ids are unique) fails with `InvalidInputError`.
    */
   enqueue(message: NewMessage, options?: EnqueueOptions<Tx>): Promise<{ id: string; reused: boolean }>;
   /**
    * Lease up to `limit` pending messages that have not been fanned out, oldest first. A message is
    * claimable when not fanned out and not currently leased (or its lease expired). Each claim gets a
-   * fresh token. With `newest`, part of the claim comes from the newest end (see `FanoutClaim`).
+   * fresh token. With `newest`, part of the claim comes from the newest end (see `FanoutClaim`);
+   * the result is oldest first either way, each message once.
    */
   claimFanout(lease: FanoutClaim): Promise<ClaimedMessage[]>;
   /**
    * Record fan-out atomically per message, fenced by its token (a lost lease writes nothing for that
-   * message): insert its deliveries (`pending`, due `now`), mark it fanned out; zero deliveries →
-   * `dispatched`; `expired: true` → `expired`. When `lease` is given, the new deliveries (except
+   * message): insert its deliveries (`pending`, due `now`), mark it fanned out and give it the status
+   * `fanoutMessageStatus(result)` says (expired, or final with no delivery; `finishedAt = now`).
+   * When `lease` is given, the new deliveries (except
    * `queued` ones) are returned already leased to the caller (saving a claim round trip).
    */
   recordFanout(
@@ -154,17 +157,22 @@ export interface DeliveryQueue {
    * Deliveries of `skipEndpoints` are left as they are.
    */
   claimDue(lease: DueClaim): Promise<ClaimedDelivery[]>;
-  /** Extend leases still held (token matches) to `until`; returns the ids whose lease was lost. */
+  /**
+   * Extend leases still held (token matches) to `until`; returns the ids whose lease was lost. A
+   * lease is fenced by its token alone: one whose time ran out but that no worker claimed again
+   * still holds (never also compare `until` with the clock).
+   */
   renewLeases(leases: { deliveryId: string; leaseToken: string }[], until: number): Promise<string[]>;
   /**
    * Record a batch of outcomes in one round trip. Per outcome, only if the lease token still matches:
-   * apply the transition (clearing the lease), insert the attempt, add the attempt to the endpoint's
-   * health bucket (`failures` counts every non-success attempt), bump `attemptsMade`. An outcome with
-   * `newDelivery` inserts its delivery instead, fenced by its message's fan-out lease. Then every
-   * message whose deliveries are now all terminal gets its final status: `dead-lettered` if any
-   * delivery is dead-lettered, else `expired` if any expired, else `dispatched`; `finishedAt = now`.
-   * Outcomes apply in order: a second direct outcome for a message the first already fanned out is
-   * lease lost.
+   * apply the transition (the status `deliveryStatusOf(transition)`, `updatedAt = now`, the lease
+   * cleared), keep the attempt (the `operations` capability lists it; a storage without that
+   * capability need only count it), add it to the endpoint's health bucket (`failures` counts every
+   * non-success attempt) and bump `attemptsMade`. Then every message whose deliveries are now all
+   * terminal gets `finalMessageStatus(...)` and `finishedAt = now`. Outcomes apply in order. An
+   * outcome with `newDelivery` arrives only at a storage with the `direct` capability (see
+   * `DirectDeliveryStore`): it inserts its delivery instead, fenced by its message's fan-out lease,
+   * and a second direct outcome for a message the first already fanned out is lease lost.
    */
   recordOutcomes(outcomes: DeliveryOutcome[], now: number): Promise<RecordOutcomesResult>;
   /** Move an endpoint's `held` deliveries back to `pending`, due `now`. Returns how many. */
@@ -186,8 +194,10 @@ export interface EndpointStore {
   /** Overwrite the given user fields (others untouched), `updatedAt = now`; null when missing. */
   updateEndpoint(id: string, fields: Partial<EndpointFields>, now: number): Promise<EndpointRecord | null>;
   /**
-   * Soft-delete: the endpoint disappears from reads; its `pending` and `held` deliveries become
-   * `cancelled` (and their messages are finalised as in `recordOutcomes`). Returns false when missing.
+   * The endpoint disappears from every read of this part; its `pending` and `held` deliveries become
+   * `cancelled` (their leases end, and their messages are finalised as in `recordOutcomes`). A
+   * storage with the `operations` capability keeps its row and health buckets (its dead letters and
+   * the totals of `stats` still count it): a soft delete. Returns false when missing.
    */
   deleteEndpoint(id: string, now: number): Promise<boolean>;
   /**
@@ -201,7 +211,10 @@ export interface EndpointStore {
     next: { state: EndpointState; circuitOpenUntil: number | null; disabledReason: string | null },
     now: number,
   ): Promise<boolean>;
-  /** Add a secret (newest signs first) and set `expiresAt` on the older ones that have none. */
+  /**
+   * Add a secret (newest signs first), set `expiresAt` on the older ones that have none, and bump
+   * `endpointsRevision` (the workers sign with the cached endpoint).
+   */
   addEndpointSecret(id: string, secret: EndpointSecret, previousExpireAt: number): Promise<void>;
   /** Attempts and failures recorded for the endpoint in health buckets starting at or after `since`. */
   endpointHealth(id: string, since: number): Promise<HealthStats>;
