@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 import { formatDuration } from "../duration.js";
-import { HEALTH_BUCKET_MS, type Storage } from "../storage/storage.js";
+import { type EndpointStore, HEALTH_BUCKET_MS } from "../storage/storage.js";
 import type { AutoDisableSettings, CircuitBreakerSettings } from "../storage/records.js";
 import type { DeliveryResult } from "./deliver.js";
 import type { CompiledEndpoint, EndpointCache } from "./endpoint-cache.js";
@@ -14,7 +14,7 @@ import type { Emitter } from "./events.js";
  */
 export class HealthMonitor {
   constructor(
-    private readonly storage: Storage<unknown>,
+    private readonly storage: EndpointStore,
     private readonly clock: Clock,
     private readonly events: Emitter,
     private readonly cache: EndpointCache,

@@ -1,6 +1,6 @@
 import type { Clock, TimerHandle } from "../clock.js";
 import { StorageUnavailableError } from "../errors.js";
-import type { Storage } from "../storage/storage.js";
+import type { StorageLifecycle } from "../storage/storage.js";
 import type { Emitter } from "./events.js";
 
 /** How often the workers look for work while wake-ups from other processes are not flowing. */
@@ -11,7 +11,7 @@ const RESUBSCRIBE_MAX_MS = 1_000;
 
 /** What the subscription needs from the rest of Postel. */
 export interface WakeupsContext {
-  storage: Storage<unknown>;
+  storage: StorageLifecycle & { readonly name: string };
   clock: Clock;
   events: Emitter;
   /** Wakes the workers now (a wake-up, or a look for work that arrived while wake-ups were lost). */

@@ -12,14 +12,15 @@ import type { Clock } from "../clock.js";
 import type { TelemetryOptions } from "../config/options.js";
 import type { AttemptEnd, AttemptObserver, Emitter, RecordedOutcome } from "../engine/events.js";
 import type { AttemptRecord, ClaimedDelivery, EndpointRecord } from "../storage/records.js";
-import type { DeliveryOutcome, Storage } from "../storage/storage.js";
+import type { DeliveryOutcome, StorageCapabilities } from "../storage/storage.js";
 import type { OpenTelemetryApiModule } from "./load-api.js";
 import { AttemptCounts, createInstruments, ENDPOINT_STATES, type Instruments } from "./metrics.js";
 import { type Backlog, readBacklog } from "./read-backlog.js";
 
 /** What the telemetry needs from the Postel instance. */
 export interface TelemetryDeps {
-  storage: Storage<unknown>;
+  /** Only the operations capability (the backlog gauges); none: the gauges stay empty. */
+  storage: Pick<StorageCapabilities<unknown>, "operations">;
   clock: Clock;
   /** Where reading errors go, and where the telemetry observes every attempt. */
   events: Emitter;

@@ -66,7 +66,8 @@ function directOutcome(
 /** Deliveries made straight from a leased message: `recordOutcomes` with `newDelivery`, `renewFanoutLeases`. */
 export function directTests(context: ConformanceContext): void {
   group(context, "direct", (test) => {
-    test("a direct success inserts the delivery with its outcome, its attempt and health, and finishes the message", async () => {
+    test("a direct success inserts the delivery with its outcome, its attempt and health, and finishes the message", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const [endpoint] = await createEndpoints(storage, 1);
       const { message, token, fresh } = await claimedDirect(storage, endpoint!);
@@ -100,7 +101,8 @@ export function directTests(context: ConformanceContext): void {
       expect(await storage.claimDue(lease(T0 + 2 * LEASE_MS))).toEqual([]);
     });
 
-    test("outcomes apply in order: a second direct outcome for a message already fanned out in the same call is lease lost", async () => {
+    test("outcomes apply in order: a second direct outcome for a message already fanned out in the same call is lease lost", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const [endpoint] = await createEndpoints(storage, 1);
       const { message, token, fresh } = await claimedDirect(storage, endpoint!);
@@ -116,7 +118,8 @@ export function directTests(context: ConformanceContext): void {
       expect(await storage.endpointHealth(endpoint!.id, 0)).toEqual({ attempts: 1, failures: 0 });
     });
 
-    test("a direct retry inserts the delivery pending with its retries, due at nextAttemptAt; the message stays pending", async () => {
+    test("a direct retry inserts the delivery pending with its retries, due at nextAttemptAt; the message stays pending", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const [endpoint] = await createEndpoints(storage, 1);
       const { message, token, fresh } = await claimedDirect(storage, endpoint!);
@@ -150,7 +153,8 @@ export function directTests(context: ConformanceContext): void {
       expect(await storage.operations!.listAttempts(message.id)).toHaveLength(2);
     });
 
-    test("direct terminal failures finish the message: dead-lettered, expired, failed (dispatched) and cancelled (dispatched)", async () => {
+    test("direct terminal failures finish the message: dead-lettered, expired, failed (dispatched) and cancelled (dispatched)", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const [endpoint] = await createEndpoints(storage, 1);
       const cases: [DeliveryTransition["kind"], string][] = [
@@ -199,7 +203,8 @@ export function directTests(context: ConformanceContext): void {
       expect([...due.keys()].sort()).toEqual([held.fresh.id, deferred.fresh.id].sort());
     });
 
-    test("a direct outcome under a lost fan-out lease writes nothing, and the new lease holder's does", async () => {
+    test("a direct outcome under a lost fan-out lease writes nothing, and the new lease holder's does", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const [endpoint] = await createEndpoints(storage, 1);
       const { message, token: stale, fresh } = await claimedDirect(storage, endpoint!);

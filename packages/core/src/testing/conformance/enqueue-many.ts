@@ -27,13 +27,15 @@ export function enqueueManyTests(context: ConformanceContext): void {
       for (const message of messages) expect(await storage.getMessage(message.id)).toEqual(stored(message));
     });
 
-    test("an empty batch returns [] and writes nothing", async () => {
+    test("an empty batch returns [] and writes nothing", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       expect(await storage.batchSend!.enqueueMany([])).toEqual([]);
       expect(await storage.operations!.listMessages({ limit: 10 })).toEqual([]);
     });
 
-    test("a key already stored, by enqueue or an earlier batch, gives its id with reused: true and inserts nothing", async () => {
+    test("a key already stored, by enqueue or an earlier batch, gives its id with reused: true and inserts nothing", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const single = newMessage({ idempotencyKey: "order-1" });
       await storage.enqueue(single);
@@ -54,7 +56,8 @@ export function enqueueManyTests(context: ConformanceContext): void {
       expect(await storage.operations!.listMessages({ limit: 10 })).toHaveLength(3);
     });
 
-    test("a key repeated within a batch is inserted once, by its first message; later ones get its id with reused: true", async () => {
+    test("a key repeated within a batch is inserted once, by its first message; later ones get its id with reused: true", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const batch = [
         newMessage({ idempotencyKey: "twice", payload: '{"n":1}' }),
@@ -72,7 +75,8 @@ export function enqueueManyTests(context: ConformanceContext): void {
       expect(await storage.operations!.listMessages({ limit: 10 })).toHaveLength(2);
     });
 
-    test("a batch of 5,000 messages lands whole, each once, with results in input order", async () => {
+    test("a batch of 5,000 messages lands whole, each once, with results in input order", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const batch = Array.from({ length: 5_000 }, (_, i) =>
         newMessage({
@@ -88,7 +92,8 @@ export function enqueueManyTests(context: ConformanceContext): void {
       expect(await storage.getMessage(batch[4_990]!.id)).toEqual(stored(batch[4_990]!));
     });
 
-    test("a batch holding an id already stored fails as a whole with INVALID_ARGUMENT and writes none of it", async () => {
+    test("a batch holding an id already stored fails as a whole with INVALID_ARGUMENT and writes none of it", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const taken = newMessage();
       await storage.enqueue(taken);
@@ -107,7 +112,8 @@ export function enqueueManyTests(context: ConformanceContext): void {
       expect(await storage.enqueue(retried)).toEqual({ id: retried.id, reused: false });
     });
 
-    test("concurrent batches with overlapping idempotency keys insert each key once and agree on its id", async () => {
+    test("concurrent batches with overlapping idempotency keys insert each key once and agree on its id", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       // Four batches over keys 0-999, each starting at a different key, in opposite orders: written in
       // the order given, two of them would each hold a key the other waits for.

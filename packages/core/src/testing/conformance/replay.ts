@@ -124,7 +124,8 @@ export function replayTests(context: ConformanceContext): void {
       for (const found of [...byEndpoint, ...byMessage]) expect(ids(deliveries)).toContain(found.id);
     });
 
-    test("resetDeliveries puts a delivery back: pending, due now, retries and lease cleared, the new webhookId; its message pending again", async () => {
+    test("resetDeliveries puts a delivery back: pending, due now, retries and lease cleared, the new webhookId; its message pending again", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const endpoints = await createEndpoints(storage, 2);
       const { messages, deliveries } = await fanOut(storage, { endpoints });

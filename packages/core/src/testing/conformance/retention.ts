@@ -82,7 +82,8 @@ async function expectKept(storage: Storage<unknown>, messageId: string): Promise
 /** `pruneFinished`: retention deletes whole finished messages, in batches, and nothing else. */
 export function retentionTests(context: ConformanceContext): void {
   group(context, "retention", (test) => {
-    test("deletes an old finished message with all its deliveries and every attempt", async () => {
+    test("deletes an old finished message with all its deliveries and every attempt", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const endpoints = await createEndpoints(storage, 2);
       const { messages, deliveries } = await fanOut(storage, { endpoints });
@@ -110,7 +111,8 @@ export function retentionTests(context: ConformanceContext): void {
       await expectGone(storage, id);
     });
 
-    test("deletes dead-lettered and expired messages too once old", async () => {
+    test("deletes dead-lettered and expired messages too once old", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const [endpoint] = await createEndpoints(storage, 1);
       const [dead] = await finished(storage, [endpoint!], { transition: { kind: "dead-lettered" } });
@@ -129,7 +131,8 @@ export function retentionTests(context: ConformanceContext): void {
       expect(await storage.operations!.listDeadLetters({ limit: 10 })).toEqual([]);
     });
 
-    test("keeps pending, unfinished, recently finished and replayed messages", async () => {
+    test("keeps pending, unfinished, recently finished and replayed messages", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const endpoints = await createEndpoints(storage, 2);
       // Old and finished: the only one to go.
@@ -232,7 +235,8 @@ export function retentionTests(context: ConformanceContext): void {
       }
     });
 
-    test("is idempotent: a second pass deletes nothing and the rest of the storage works on", async () => {
+    test("is idempotent: a second pass deletes nothing and the rest of the storage works on", async (t) => {
+      t.needs("operations");
       const storage = context.storage();
       const [endpoint] = await createEndpoints(storage, 1);
       const [old] = await finished(storage, [endpoint!], { messages: [{ idempotencyKey: "order-1" }] });
