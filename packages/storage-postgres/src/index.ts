@@ -10,5 +10,5 @@ export type {
 export { assertMigrated, migrate } from "./migrate.js";
 export { PostgresStorage } from "./postgres-storage.js";
 export type { PostgresStorageInstance, PostgresStorageOptions } from "./postgres-storage.js";
-export { WAKE_CHANNEL } from "./queries/enqueue.js";
+export { WAKE_CHANNEL } from "./delivery/enqueue.js";
 export { PostgresDedupStore } from "./dedup-store.js";

@@ -20,31 +20,34 @@ import {
   resolveConnection,
 } from "./internal/connection.js";
 import { asConnectionError, isSessionLost } from "./internal/connection-errors.js";
-import { ownedPool, sharedPool } from "./internal/query-pool.js";
-import { listenForWakeups, type WakeListener } from "./internal/wake-listener.js";
+import { ClaimFloor } from "./internal/claim-floor.js";
 import { hidingSecrets } from "./internal/hide-secrets.js";
+import { ownedPool, sharedPool } from "./internal/query-pool.js";
 import { epochMs } from "./internal/rows.js";
 import { asSchemaError } from "./internal/schema-errors.js";
+import { listenForWakeups, type WakeListener } from "./internal/wake-listener.js";
 import { assertMigrated, migrate } from "./migrate.js";
-import * as audit from "./queries/audit.js";
-import * as auditLog from "./queries/audit-log.js";
-import * as claim from "./queries/claim.js";
-import { rewriteCredentials } from "./queries/credentials.js";
-import { claimLimited } from "./queries/claim-limited.js";
-import * as endpointState from "./queries/endpoint-state.js";
-import * as endpoints from "./queries/endpoints.js";
-import { WAKE_CHANNEL, enqueue } from "./queries/enqueue.js";
-import { createEnqueueBatcher } from "./queries/enqueue-batch.js";
-import { enqueueMany } from "./queries/enqueue-many.js";
-import { ClaimFloor } from "./internal/claim-floor.js";
-import * as fanout from "./queries/fanout.js";
-import { attemptsAfter } from "./queries/attempts-after.js";
-import { healthBuckets } from "./queries/health-buckets.js";
-import { recentAttempts } from "./queries/recent-attempts.js";
-import { recordOutcomes } from "./queries/record-outcomes.js";
-import { pruneFinished, pruneHealth } from "./queries/prune.js";
-import { stats } from "./queries/stats.js";
-import * as replay from "./queries/replay.js";
+// The delivery part.
+import * as claim from "./delivery/claim.js";
+import * as endpointState from "./delivery/endpoint-state.js";
+import * as endpoints from "./delivery/endpoints.js";
+import { WAKE_CHANNEL, enqueue } from "./delivery/enqueue.js";
+import { createEnqueueBatcher } from "./delivery/enqueue-batch.js";
+import * as fanout from "./delivery/fanout.js";
+import * as messages from "./delivery/messages.js";
+import { recordOutcomes } from "./delivery/record-outcomes.js";
+// The capabilities.
+import * as auditLog from "./audit-log/audit-entries.js";
+import { enqueueMany } from "./batch-send/enqueue-many.js";
+import { rewriteCredentials } from "./credentials/rewrite-credentials.js";
+import { claimLimited } from "./limits/claim-limited.js";
+import { attemptsAfter } from "./operations/attempts-after.js";
+import { healthBuckets } from "./operations/health-buckets.js";
+import * as listings from "./operations/listings.js";
+import { recentAttempts } from "./operations/recent-attempts.js";
+import { stats } from "./operations/stats.js";
+import * as replay from "./replay/replay-deliveries.js";
+import { pruneFinished, pruneHealth } from "./retention/prune.js";
 
 /** Options of `PostgresStorage` beyond the connection. */
 export interface PostgresStorageOptions {
@@ -208,8 +211,8 @@ export function PostgresStorage(
       ),
     endpointHealth: (id, since) => run((sql) => endpointState.endpointHealth(sql, id, epochMs(since))),
 
-    getMessage: (id) => run((sql) => audit.getMessage(sql, id)),
-    listDeliveries: (messageId) => run((sql) => audit.listDeliveries(sql, messageId)),
+    getMessage: (id) => run((sql) => messages.getMessage(sql, id)),
+    listDeliveries: (messageId) => run((sql) => messages.listDeliveries(sql, messageId)),
 
     batchSend: {
       enqueueMany: (messages, enqueueOptions) =>
@@ -233,12 +236,12 @@ export function PostgresStorage(
     },
     operations: {
       listEndpoints: (query) => run((sql) => endpoints.listEndpoints(sql, query)),
-      listMessages: (query) => run((sql) => audit.listMessages(sql, query)),
-      messageWindow: (after, size) => run((sql) => audit.messageWindow(sql, after, size)),
+      listMessages: (query) => run((sql) => listings.listMessages(sql, query)),
+      messageWindow: (after, size) => run((sql) => listings.messageWindow(sql, after, size)),
       // messages_tenant_idx (migration 0012).
       indexedMessageFilters: ["tenantId"],
-      listAttempts: (messageId) => run((sql) => audit.listAttempts(sql, messageId)),
-      listDeadLetters: (query) => run((sql) => audit.listDeadLetters(sql, query)),
+      listAttempts: (messageId) => run((sql) => listings.listAttempts(sql, messageId)),
+      listDeadLetters: (query) => run((sql) => listings.listDeadLetters(sql, query)),
       recentAttempts: (query) => run((sql) => recentAttempts(sql, query)),
       attemptsAfter: (query) => run((sql) => attemptsAfter(sql, query)),
       healthBuckets: (query) => run((sql) => healthBuckets(sql, query)),

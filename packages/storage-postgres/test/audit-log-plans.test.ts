@@ -4,7 +4,7 @@ import {
   countAuditEntriesStatement,
   listAuditEntriesStatement,
   pruneAuditEntriesStatement,
-} from "../src/queries/audit-log.js";
+} from "../src/audit-log/audit-entries.js";
 import { migratedDatabase } from "./support/database.js";
 
 // The audit log grows for as long as it is kept: a page, a rate-limit count and a prune batch must

@@ -2,8 +2,8 @@ import type { PendingQuery, Row } from "postgres";
 import { beforeEach, describe, expect, test } from "vitest";
 import { PostgresStorage } from "../src/index.js";
 import { ClaimFloor, FLOOR_MS, type FloorKey, INDEX_START } from "../src/internal/claim-floor.js";
-import { claimDueStatement } from "../src/queries/claim.js";
-import { claimFanoutStatement } from "../src/queries/fanout.js";
+import { claimDueStatement } from "../src/delivery/claim.js";
+import { claimFanoutStatement } from "../src/delivery/fanout.js";
 import { migratedDatabase, truncatePostel } from "./support/database.js";
 import { newMessage } from "./support/messages.js";
 

@@ -1,8 +1,8 @@
 import { beforeEach, expect, test } from "vitest";
 import { PostgresStorage } from "../src/index.js";
 import { INDEX_START } from "../src/internal/claim-floor.js";
-import { claimDueStatement } from "../src/queries/claim.js";
-import { claimFanoutStatement } from "../src/queries/fanout.js";
+import { claimDueStatement } from "../src/delivery/claim.js";
+import { claimFanoutStatement } from "../src/delivery/fanout.js";
 import { migratedDatabase, truncatePostel } from "./support/database.js";
 
 const NOW = Date.UTC(2026, 0, 1);

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import type { Sql } from "postgres";
 import { expect, test } from "vitest";
-import { claimDueStatement } from "../src/queries/claim.js";
+import { claimDueStatement } from "../src/delivery/claim.js";
 import { INDEX_START } from "../src/internal/claim-floor.js";
-import { claimFanoutStatement } from "../src/queries/fanout.js";
+import { claimFanoutStatement } from "../src/delivery/fanout.js";
 import { migratedDatabase } from "./support/database.js";
 
 const DAY = 24 * 3_600_000;

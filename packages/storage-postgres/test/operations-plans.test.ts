@@ -2,11 +2,11 @@ import { HEALTH_BUCKET_MS, idFloor } from "@postel/core";
 import type { PendingQuery, Row } from "postgres";
 import { beforeAll, expect, test } from "vitest";
 import { PostgresStorage } from "../src/index.js";
-import { listDeadLettersStatement, listMessagesStatement } from "../src/queries/audit.js";
-import { attemptsAfterStatement } from "../src/queries/attempts-after.js";
-import { healthBucketsStatement } from "../src/queries/health-buckets.js";
-import { recentAttemptsStatement } from "../src/queries/recent-attempts.js";
-import { statsStatement } from "../src/queries/stats.js";
+import { listDeadLettersStatement, listMessagesStatement } from "../src/operations/listings.js";
+import { attemptsAfterStatement } from "../src/operations/attempts-after.js";
+import { healthBucketsStatement } from "../src/operations/health-buckets.js";
+import { recentAttemptsStatement } from "../src/operations/recent-attempts.js";
+import { statsStatement } from "../src/operations/stats.js";
 import { migratedDatabase } from "./support/database.js";
 
 // The operations reads run beside millions of finished rows: none may read the history. On a few

@@ -3,7 +3,7 @@ import { pruneAll } from "@postel/core/storage/conformance";
 import type { Sql } from "postgres";
 import { beforeEach, expect, test } from "vitest";
 import { PostgresStorage, type PostgresStorageInstance } from "../src/index.js";
-import { pruneHealthStatement, pruneStatement } from "../src/queries/prune.js";
+import { pruneHealthStatement, pruneStatement } from "../src/retention/prune.js";
 import { migratedDatabase, truncatePostel } from "./support/database.js";
 
 const NOW = Date.UTC(2026, 0, 1);

@@ -1,6 +1,6 @@
 import type { PendingQuery, Row } from "postgres";
 import { beforeAll, expect, test } from "vitest";
-import { statsStatement } from "../src/queries/stats.js";
+import { statsStatement } from "../src/operations/stats.js";
 import { migratedDatabase } from "./support/database.js";
 
 // An outage builds its backlog faster than autovacuum analyzes: the statistics still describe an

@@ -5,7 +5,7 @@ import type { PostgresTransaction } from "../internal/transaction.js";
 import { asJson, epochMs } from "../internal/rows.js";
 import { statement as sql, type Statement } from "../internal/statement.js";
 import { type Execute, executorFor } from "../internal/transaction.js";
-import { WAKE_CHANNEL } from "./enqueue.js";
+import { WAKE_CHANNEL } from "../delivery/enqueue.js";
 
 // One INSERT per chunk: a batch of 10,000 small events is two statements, and no statement carries
 // more than about 8 MiB of JSON input however large the payloads are.

@@ -2,7 +2,7 @@ import type { EndpointSecret, EndpointState, HealthStats } from "@postel/core/st
 import type { Sql } from "postgres";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import { bumpRevision } from "./endpoints.js";
-import { finaliseMessages, lockMessagesOf } from "./finalise-messages.js";
+import { finaliseMessages, lockMessagesOf } from "../internal/sql-fragments.js";
 
 /**
  * Soft-deletes the endpoint, cancels its pending and held deliveries (dropping their leases, so a

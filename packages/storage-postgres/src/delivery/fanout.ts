@@ -19,7 +19,7 @@ import {
 } from "../internal/rows.js";
 import type { ClaimFloor, FloorKey } from "../internal/claim-floor.js";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
-import { LEASE_ONLY, leaseToken, toClaimedDelivery } from "./claim.js";
+import { LEASE_ONLY, leaseToken, toClaimedDelivery } from "../internal/lease-tokens.js";
 
 /**
  * One statement: lease the oldest messages not fanned out yet (through the partial index

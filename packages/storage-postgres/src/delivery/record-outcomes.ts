@@ -9,7 +9,7 @@ import {
 import type { Sql } from "postgres";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import { asJson, epochMs, FIRST_ATTEMPT_COLUMNS } from "../internal/rows.js";
-import { finaliseMessages, lockMessagesOf, TERMINAL } from "./finalise-messages.js";
+import { finaliseMessages, lockMessagesOf, TERMINAL } from "../internal/sql-fragments.js";
 
 // A delivery's first attempt (number 1, the first recorded) goes in its row, the rest in `attempts`:
 // first_attempt_<x> takes the input's <x> (first_attempt_id its attempt_id).

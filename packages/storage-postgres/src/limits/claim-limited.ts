@@ -3,7 +3,7 @@ import type { Sql } from "postgres";
 import { begin } from "../internal/begin.js";
 import { planSettings } from "../internal/pipelined-transaction.js";
 import { asJson, DELIVERY_COLUMNS, PREFIXED_MESSAGE_COLUMNS, type RawRow } from "../internal/rows.js";
-import { leaseToken, toClaimedDelivery } from "./claim.js";
+import { leaseToken, toClaimedDelivery } from "../internal/lease-tokens.js";
 
 /**
  * Leases due deliveries of endpoints with limits, honouring each limit across every worker on the

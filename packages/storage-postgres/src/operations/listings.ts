@@ -2,27 +2,11 @@ import type {
   AttemptRecord,
   DeadLetter,
   DeadLetterQuery,
-  DeliveryRecord,
   MessageQuery,
   MessageRecord,
 } from "@postel/core/storage";
 import type { Sql } from "postgres";
-import {
-  DELIVERY_COLUMNS,
-  epochMs,
-  MESSAGE_COLUMNS,
-  type RawRow,
-  toAttempt,
-  toDelivery,
-  toMessage,
-} from "../internal/rows.js";
-
-export async function getMessage(sql: Sql, id: string): Promise<MessageRecord | null> {
-  const rows = await sql<
-    RawRow[]
-  >`SELECT ${sql.unsafe(MESSAGE_COLUMNS)} FROM postel.messages m WHERE m.id = ${id}`;
-  return rows[0] ? toMessage(rows[0]) : null;
-}
+import { epochMs, MESSAGE_COLUMNS, type RawRow, toAttempt, toMessage } from "../internal/rows.js";
 
 /** The statement of `listMessages` (exported for the plan tests). */
 export function listMessagesStatement(sql: Sql, query: MessageQuery) {
@@ -58,14 +42,6 @@ export async function messageWindow(
 /** Messages newest first (ids sort by creation time), filtered, past the `after` id (only the filters given reach the SQL). */
 export async function listMessages(sql: Sql, query: MessageQuery): Promise<MessageRecord[]> {
   return (await listMessagesStatement(sql, query)).map((row) => toMessage(row));
-}
-
-/** Every delivery of a message, oldest first. */
-export async function listDeliveries(sql: Sql, messageId: string): Promise<DeliveryRecord[]> {
-  const rows = await sql<RawRow[]>`
-    SELECT ${sql.unsafe(DELIVERY_COLUMNS)} FROM postel.deliveries d
-    WHERE d.message_id = ${messageId} ORDER BY d.created_at, d.id`;
-  return rows.map(toDelivery);
 }
 
 /** Every attempt of a message, by start time then attempt number. */

@@ -8,7 +8,7 @@ import {
   asJson,
   toDelivery,
 } from "../internal/rows.js";
-import { REPLAYABLE, lockMessagesOf } from "./finalise-messages.js";
+import { REPLAYABLE, lockMessagesOf } from "../internal/sql-fragments.js";
 
 /** Terminal (not cancelled) deliveries of the given messages, or of one endpoint over a time range. */
 export async function findReplayable(

@@ -6,8 +6,8 @@ import {
   sqlStatusList,
 } from "@postel/core/storage";
 import type { PendingQuery, Row, Sql } from "postgres";
-import { LEASE_ONLY } from "./claim.js";
-import { TERMINAL } from "./finalise-messages.js";
+import { LEASE_ONLY } from "../internal/lease-tokens.js";
+import { TERMINAL } from "../internal/sql-fragments.js";
 
 /** Message statuses retention deletes. */
 const FINISHED = sqlStatusList(FINISHED_MESSAGE_STATUSES);
