@@ -1,7 +1,7 @@
 import { statement as sql } from "@postel/core/storage";
 import { type ClaimResult, type DedupKey, type DedupStore, expirySweeper } from "@postel/core/inbound";
 import { assertConnection, openConnection, type SqliteConnection } from "./internal/connection.js";
-import { rowsOn, type SqliteTransaction, toStatement } from "./transaction.js";
+import { rowsOn, type SqliteTransaction, toStatement } from "./internal/transaction.js";
 
 /** Options of `SqliteDedupStore()`. */
 export interface SqliteDedupStoreOptions {

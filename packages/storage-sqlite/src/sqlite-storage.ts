@@ -10,17 +10,27 @@ import type {
   RetentionStore,
   Storage,
 } from "@postel/core/storage";
-import { auditStore } from "./audit.js";
-import { auditLogStore } from "./audit-log.js";
-import { credentialStore } from "./credentials.js";
-import { statsStore } from "./stats.js";
-import { deliveryQueue } from "./delivery-queue.js";
-import { endpointStore } from "./endpoints.js";
 import { assertConnection, openConnection, type SqliteConnection } from "./internal/connection.js";
-import { outbox } from "./outbox.js";
-import { replayStore } from "./replay.js";
-import { retentionStore } from "./retention.js";
-import type { SqliteTransaction } from "./transaction.js";
+import type { SqliteTransaction } from "./internal/transaction.js";
+// The delivery part.
+import { claims } from "./delivery/claim.js";
+import { endpointStore } from "./delivery/endpoints.js";
+import { enqueueMessage } from "./delivery/enqueue.js";
+import { fanout } from "./delivery/fanout.js";
+import { messageReads } from "./delivery/messages.js";
+import { recordOutcomes } from "./delivery/record-outcomes.js";
+// The capabilities.
+import { auditLogStore } from "./audit-log/audit-entries.js";
+import { enqueueMany } from "./batch-send/enqueue-many.js";
+import { credentialStore } from "./credentials/rewrite-credentials.js";
+import { claimLimited } from "./limits/claim-limited.js";
+import { attemptsAfter } from "./operations/attempts-after.js";
+import { healthBuckets } from "./operations/health-buckets.js";
+import { listings } from "./operations/listings.js";
+import { recentAttempts } from "./operations/recent-attempts.js";
+import { statsStore } from "./operations/stats.js";
+import { replayStore } from "./replay/replay-deliveries.js";
+import { retentionStore } from "./retention/prune.js";
 
 export type { DrizzleSqliteDatabase, SqliteConnection } from "./internal/connection.js";
 
@@ -84,22 +94,30 @@ export function SqliteStorage(
   assertConnection(connection, settings, "SqliteStorage");
   const { client, db, ...lifecycle } = openConnection(connection, settings, "SqliteStorage");
 
-  const { enqueueMany, renewFanoutLeases, ...outboxVerbs } = outbox(db);
-  const { claimLimited, ...queue } = deliveryQueue(db);
+  const { renewFanoutLeases, ...fanoutVerbs } = fanout(db);
   const { listEndpoints, ...endpoints } = endpointStore(db);
-  const { getMessage, listDeliveries, ...reads } = auditStore(db);
   return {
     name: "sqlite",
     client,
-    ...outboxVerbs,
-    ...queue,
+    enqueue: (message, enqueueOptions) => enqueueMessage(db, message, enqueueOptions?.tx),
+    ...fanoutVerbs,
+    ...claims(db),
+    recordOutcomes: (outcomes, now) => recordOutcomes(db, outcomes, now),
     ...endpoints,
-    getMessage,
-    listDeliveries,
-    batchSend: { enqueueMany },
+    ...messageReads(db),
+    batchSend: { enqueueMany: (messages, enqueueOptions) => enqueueMany(db, messages, enqueueOptions?.tx) },
     direct: { renewFanoutLeases },
-    limits: { claimLimited },
-    operations: { listEndpoints, ...reads, ...statsStore(db) },
+    limits: { claimLimited: (wanted, lease) => claimLimited(db, wanted, lease) },
+    operations: {
+      listEndpoints,
+      ...listings(db),
+      // postel_messages_tenant (migration 0008).
+      indexedMessageFilters: ["tenantId"],
+      recentAttempts: (query) => recentAttempts(db, query),
+      attemptsAfter: (query) => attemptsAfter(db, query),
+      healthBuckets: (query) => healthBuckets(db, query),
+      ...statsStore(db),
+    },
     replay: replayStore(db),
     retention: retentionStore(db),
     auditLog: auditLogStore(db),

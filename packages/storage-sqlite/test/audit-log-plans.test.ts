@@ -3,7 +3,7 @@ import {
   countAuditEntriesStatement,
   listAuditEntriesStatement,
   pruneAuditEntriesStatement,
-} from "../src/audit-log.js";
+} from "../src/audit-log/audit-entries.js";
 import type { Statement } from "../src/internal/database.js";
 import { freshStorageEachTest } from "./temp-db.js";
 

@@ -1,6 +1,6 @@
 import { type MessageQuery, messageIdBound } from "@postel/core/storage";
 import { expect, test } from "vitest";
-import { listMessagesStatement } from "../src/audit.js";
+import { listMessagesStatement } from "../src/operations/listings.js";
 import { freshStorageEachTest } from "./temp-db.js";
 
 const NOW = Date.UTC(2026, 0, 1);

@@ -3,7 +3,7 @@ import { messageIdBound, type PruneRequest } from "@postel/core/storage";
 import { pruneAll } from "@postel/core/storage/conformance";
 import { expect, test } from "vitest";
 import type { Statement } from "../src/internal/database.js";
-import { pruneHealthStatement, pruneStatements } from "../src/retention.js";
+import { pruneHealthStatement, pruneStatements } from "../src/retention/prune.js";
 import { freshStorageEachTest } from "./temp-db.js";
 
 const NOW = Date.UTC(2026, 0, 1);

@@ -9,9 +9,9 @@ import {
   type NewDelivery,
   type RecordOutcomesResult,
 } from "@postel/core/storage";
-import type { Db, Statement } from "./internal/database.js";
-import { str } from "./internal/rows.js";
-import { finaliseMessages, heldFence, jsonArg, jsonRows, unfannedFence } from "./internal/sql-fragments.js";
+import type { Db, Statement } from "../internal/database.js";
+import { str } from "../internal/rows.js";
+import { finaliseMessages, heldFence, jsonArg, jsonRows, unfannedFence } from "../internal/sql-fragments.js";
 
 /** An outcome with the delivery row `recordOutcomes` inserts for it (`DeliveryOutcome.newDelivery`). */
 type DirectOutcome = DeliveryOutcome & { newDelivery: NewDelivery };

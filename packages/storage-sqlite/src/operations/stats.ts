@@ -4,8 +4,8 @@ import {
   type StorageStats,
   statsOfEndpoints,
 } from "@postel/core/storage";
-import type { Db } from "./internal/database.js";
-import { int, intOrNull, str, strOrNull } from "./internal/rows.js";
+import type { Db } from "../internal/database.js";
+import { int, intOrNull, str, strOrNull } from "../internal/rows.js";
 
 // Per endpoint, each count is a range of postel_deliveries_endpoint_status (endpoint, status), which
 // holds that endpoint's pending, held or dead-lettered rows apart from its finished history; attempts

@@ -5,7 +5,7 @@ import {
   type PruneRequest,
   sqlStatusList,
 } from "@postel/core/storage";
-import type { Db, Statement } from "./internal/database.js";
+import type { Db, Statement } from "../internal/database.js";
 
 // The ids a batch examines: the next `limit` of the primary key from `after`, below `below`.
 const EXAMINED = `SELECT id FROM postel_messages WHERE id > :after AND id < :below ORDER BY id LIMIT :limit`;

@@ -4,9 +4,8 @@ import {
   type FanoutClaim,
   type FanoutResult,
   fanoutMessageStatus,
-  type NewMessage,
 } from "@postel/core/storage";
-import type { Db } from "./internal/database.js";
+import type { Db } from "../internal/database.js";
 import {
   leaseArgs,
   leaseTokenSql,
@@ -14,11 +13,9 @@ import {
   renewHeld,
   selectLeased,
   toClaimed,
-} from "./internal/lease-tokens.js";
-import { CLAIMED_MESSAGE_JSON, compareIds, str, toClaimedMessage } from "./internal/rows.js";
-import { jsonArg, jsonRows, unfannedFence } from "./internal/sql-fragments.js";
-import { enqueueMany } from "./enqueue-many.js";
-import { enqueueMessage, type SqliteTransaction } from "./transaction.js";
+} from "../internal/lease-tokens.js";
+import { CLAIMED_MESSAGE_JSON, compareIds, str, toClaimedMessage } from "../internal/rows.js";
+import { jsonArg, jsonRows, unfannedFence } from "../internal/sql-fragments.js";
 
 const FANNED_DELIVERY_KEYS = [
   "id",
@@ -33,15 +30,9 @@ const FANNED_DELIVERY_KEYS = [
 const FANNED_KEYS = ["id", "token", "status"] as const;
 const FANOUT_LEASE_KEYS = ["messageId", "token"] as const;
 
-/** The outbox verbs: `enqueue`, `enqueueMany`, and the fan-out lease over messages not yet fanned out. */
-export function outbox(db: Db) {
+/** The fan-out verbs: the fan-out lease over messages not yet fanned out, and its renewal (`direct`). */
+export function fanout(db: Db) {
   return {
-    enqueue: (message: NewMessage, options?: { tx?: SqliteTransaction | undefined }) =>
-      enqueueMessage(db, message, options?.tx),
-
-    enqueueMany: (messages: readonly NewMessage[], options?: { tx?: SqliteTransaction | undefined }) =>
-      enqueueMany(db, messages, options?.tx),
-
     async claimFanout(lease: FanoutClaim): Promise<ClaimedMessage[]> {
       const newest = Math.min(lease.newest?.limit ?? 0, lease.limit);
       const claimable = "fanned_out_at IS NULL AND (lease_until IS NULL OR lease_until <= :now)";

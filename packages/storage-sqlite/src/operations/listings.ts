@@ -1,17 +1,13 @@
-import {
-  type AttemptFeedQuery,
-  type AttemptRecord,
-  type DeadLetter,
-  type DeadLetterQuery,
-  type DeliveryRecord,
-  idFloor,
-  type MessageQuery,
-  type MessageRecord,
-  type RecentAttemptsQuery,
+import type {
+  AttemptRecord,
+  DeadLetter,
+  DeadLetterQuery,
+  MessageQuery,
+  MessageRecord,
 } from "@postel/core/storage";
-import type { Db, Statement } from "./internal/database.js";
-import { newestFirst } from "./internal/sql-fragments.js";
-import { int, str, strOrNull, toAttempt, toDelivery, toMessage } from "./internal/rows.js";
+import type { Db, Statement } from "../internal/database.js";
+import { newestFirst } from "../internal/sql-fragments.js";
+import { int, str, strOrNull, toAttempt, toMessage } from "../internal/rows.js";
 
 /** The WHERE of postel_messages_dead_or_expired, repeated verbatim so that SQLite knows it may use it. */
 const DEAD_OR_EXPIRED = "status IN ('dead-lettered', 'expired')";
@@ -39,23 +35,15 @@ export function listMessagesStatement(query: MessageQuery): Statement {
   return newestFirst("postel_messages", conditions, query);
 }
 
-/** The audit reads: messages, deliveries, attempts, dead letters, counts. Never take the write lock. */
-export function auditStore(db: Db) {
+/** The operations listings: messages, attempts, dead letters. Never take the write lock. */
+export function listings(db: Db) {
   return {
-    async getMessage(id: string): Promise<MessageRecord | null> {
-      const [row] = await db.read({ sql: "SELECT * FROM postel_messages WHERE id = :id", args: { id } });
-      return row ? toMessage(row) : null;
-    },
-
     /** Newest first by id (core's ids sort by creation time), past the `after` id. */
     async listMessages(query: MessageQuery): Promise<MessageRecord[]> {
       return (await db.read(listMessagesStatement(query))).map((row) => toMessage(row));
     },
 
     /** The lowest of the `size` newest message ids below `after`, or null when fewer are left (a walk of the key). */
-    /** postel_messages_tenant (migration 0008). */
-    indexedMessageFilters: ["tenantId"] as const,
-
     async messageWindow(after: string | undefined, size: number): Promise<string | null> {
       const [row] = await db.read({
         sql: `SELECT min(id) AS low, count(*) AS n FROM (
@@ -64,14 +52,6 @@ export function auditStore(db: Db) {
         args: { ...(after !== undefined ? { after } : {}), size },
       });
       return row !== undefined && Number(row["n"]) >= size ? String(row["low"]) : null;
-    },
-
-    async listDeliveries(messageId: string): Promise<DeliveryRecord[]> {
-      const rows = await db.read({
-        sql: "SELECT * FROM postel_deliveries WHERE message_id = :messageId ORDER BY created_at, id",
-        args: { messageId },
-      });
-      return rows.map(toDelivery);
     },
 
     async listAttempts(messageId: string): Promise<AttemptRecord[]> {
@@ -123,43 +103,6 @@ export function auditStore(db: Db) {
         createdAt: int(row, "message_created_at"),
         deadLetteredAt: int(row, "dead_lettered_at"),
       }));
-    },
-
-    /**
-     * Every attempt is a row of postel_attempts, which has no index on `started_at` (none is added: it
-     * would be written on every attempt). Attempt ids are made after the attempt started, so
-     * `id >= idFloor(since)` is a primary-key range over the attempts recorded since about `since`.
-     */
-    async recentAttempts(query: RecentAttemptsQuery): Promise<AttemptRecord[]> {
-      const rows = await db.read({
-        sql: `SELECT * FROM postel_attempts WHERE id >= :floor AND started_at >= :since
-          ORDER BY started_at, id LIMIT :limit`,
-        args: { floor: idFloor("att", query.since), since: query.since, limit: Math.max(0, query.limit) },
-      });
-      return rows.map(toAttempt);
-    },
-
-    /**
-     * A range of the attempts' primary key from `after` (every attempt has its own row here), the
-     * filters applied in the statement, so a page never stops on another endpoint's rows.
-     */
-    async attemptsAfter(query: AttemptFeedQuery): Promise<AttemptRecord[]> {
-      const rows = await db.read({
-        sql: `SELECT a.* FROM postel_attempts a
-          WHERE a.id > :after
-            AND (:endpointId IS NULL OR a.endpoint_id = :endpointId)
-            AND (:outcome IS NULL OR a.outcome = :outcome)
-            AND (:type IS NULL OR (SELECT m.type FROM postel_messages m WHERE m.id = a.message_id) = :type)
-          ORDER BY a.id LIMIT :limit`,
-        args: {
-          after: query.after,
-          endpointId: query.endpointId ?? null,
-          outcome: query.outcome ?? null,
-          type: query.type ?? null,
-          limit: Math.max(0, query.limit),
-        },
-      });
-      return rows.map(toAttempt);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { type NewMessage, planEnqueueMany, type Statement, statement as sql } from "@postel/core/storage";
-import type { Db } from "./internal/database.js";
-import { rowsOn, type SqliteTransaction, toStatement } from "./transaction.js";
+import type { Db } from "../internal/database.js";
+import { rowsOn, type SqliteTransaction, toStatement } from "../internal/transaction.js";
 
 // Rows per INSERT, and the most payload characters one statement carries: a batch of 10,000 small
 // events is two statements.

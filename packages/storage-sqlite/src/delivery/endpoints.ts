@@ -5,12 +5,10 @@ import type {
   EndpointRecord,
   EndpointSecret,
   EndpointState,
-  HealthBucket,
-  HealthBucketQuery,
   HealthStats,
 } from "@postel/core/storage";
-import type { Db, Statement } from "./internal/database.js";
-import { int, toEndpoint, toJson } from "./internal/rows.js";
+import type { Db, Statement } from "../internal/database.js";
+import { int, toEndpoint, toJson } from "../internal/rows.js";
 import {
   bumpRevision,
   bumpRevisionIfChanged,
@@ -18,7 +16,7 @@ import {
   jsonArg,
   jsonRows,
   readRevision,
-} from "./internal/sql-fragments.js";
+} from "../internal/sql-fragments.js";
 
 /** Live endpoints with their secrets as a JSON array, newest secret first. */
 const SELECT_ENDPOINTS = `SELECT e.*, (
@@ -195,26 +193,6 @@ export function endpointStore(db: Db) {
         // Fan-out caches endpoints with their secrets by revision, so a new secret is a change too.
         bumpRevisionIfChanged,
       ]);
-    },
-
-    /** Per endpoint a range of the buckets' primary key; every endpoint's summed per start. */
-    async healthBuckets({ since, endpointId }: HealthBucketQuery): Promise<HealthBucket[]> {
-      const rows = await db.read({
-        sql:
-          endpointId === undefined
-            ? `SELECT h.bucket_start AS start, sum(h.attempts) AS attempts, sum(h.failures) AS failures
-                FROM postel_endpoints e CROSS JOIN postel_endpoint_health h
-                  ON h.endpoint_id = e.id AND h.bucket_start >= :since
-                GROUP BY h.bucket_start HAVING sum(h.attempts) > 0 ORDER BY h.bucket_start`
-            : `SELECT bucket_start AS start, attempts, failures FROM postel_endpoint_health
-                WHERE endpoint_id = :id AND bucket_start >= :since AND attempts > 0 ORDER BY bucket_start`,
-        args: endpointId === undefined ? { since } : { id: endpointId, since },
-      });
-      return rows.map((row) => ({
-        start: int(row, "start"),
-        attempts: int(row, "attempts"),
-        failures: int(row, "failures"),
-      }));
     },
 
     async endpointHealth(id: string, since: number): Promise<HealthStats> {

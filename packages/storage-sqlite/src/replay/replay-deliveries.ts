@@ -1,7 +1,7 @@
 import type { DeliveryRecord, DeliveryReset, ReplaySelector } from "@postel/core/storage";
-import type { Db } from "./internal/database.js";
-import { str, toDelivery } from "./internal/rows.js";
-import { jsonArg, jsonRows, REPLAYABLE_STATUSES } from "./internal/sql-fragments.js";
+import type { Db } from "../internal/database.js";
+import { str, toDelivery } from "../internal/rows.js";
+import { jsonArg, jsonRows, REPLAYABLE_STATUSES } from "../internal/sql-fragments.js";
 
 const RESET_KEYS = ["deliveryId", "webhookId"] as const;
 

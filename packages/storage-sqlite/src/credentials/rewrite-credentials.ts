@@ -1,5 +1,5 @@
 import type { CredentialStore } from "@postel/core/storage";
-import type { Db } from "./internal/database.js";
+import type { Db } from "../internal/database.js";
 
 // The position of secret row `alias` among its endpoint's secrets, newest first (0 = newest), as a
 // JSON path into an array given in that order.

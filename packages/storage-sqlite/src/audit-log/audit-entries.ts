@@ -5,9 +5,9 @@ import type {
   AuditLogStore,
   AuditPruneRequest,
 } from "@postel/core/storage";
-import type { Db, Statement } from "./internal/database.js";
-import { newestFirst } from "./internal/sql-fragments.js";
-import { int, jsonOrNull, str, strOrNull, toJson } from "./internal/rows.js";
+import type { Db, Statement } from "../internal/database.js";
+import { newestFirst } from "../internal/sql-fragments.js";
+import { int, jsonOrNull, str, strOrNull, toJson } from "../internal/rows.js";
 
 /**
  * The statement of `listAuditEntries` (exported for the plan tests). Only the filters given reach the
