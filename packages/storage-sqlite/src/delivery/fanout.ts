@@ -128,7 +128,7 @@ export function fanout(db: Db) {
           sql: `WITH r AS (${jsonRows("results", FANNED_KEYS)})
             UPDATE postel_messages SET
               fanned_out_at = :now, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
-              status = coalesce(r.status, status),
+              status = coalesce(r.status, postel_messages.status),
               finished_at = CASE WHEN r.status IS NULL THEN finished_at ELSE :now END
             FROM r
             WHERE ${unfannedFence("postel_messages", "r.id", "r.token")}`,
