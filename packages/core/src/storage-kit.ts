@@ -89,6 +89,20 @@ export type {
   RetryPolicySpec,
 } from "./storage/records.js";
 export { compileStatement, Statement, StatementParam, statement } from "./storage/statement.js";
+export {
+  ATTEMPT_ROW,
+  AUDIT_ENTRY_ROW,
+  arrayMapper,
+  type ColumnKind,
+  type ColumnMapping,
+  type ColumnReader,
+  columnsOf,
+  DELIVERY_ROW,
+  ENDPOINT_ROW,
+  MESSAGE_ROW,
+  type RowTable,
+  rowMapper,
+} from "./storage/row-mapping.js";
 export { type EnqueueManyPlan, planEnqueueMany } from "./storage/enqueue-many-plan.js";
 export { idFloor, idTime, messageIdBound } from "./ids.js";
 export {
