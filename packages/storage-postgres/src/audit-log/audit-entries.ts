@@ -1,6 +1,6 @@
 import type { AuditCountQuery, AuditLogQuery, AuditLogRecord, AuditPruneRequest } from "@postel/core/storage";
 import type { Sql } from "postgres";
-import { asJson, epochMs, type RawRow } from "../internal/rows.js";
+import { AUDIT_ENTRY_COLUMNS, asJson, epochMs, type RawRow, toAuditEntry } from "../internal/rows.js";
 
 /**
  * One INSERT; a key already used inserts nothing (`ON CONFLICT DO NOTHING` on the partial unique
@@ -22,7 +22,7 @@ export function listAuditEntriesStatement(sql: Sql, query: AuditLogQuery) {
   const empty = sql``;
   // Newest first on the primary key, or on audit_log_tenant_id_idx for one tenant: a page reads its rows.
   return sql<RawRow[]>`
-    SELECT id, at, tenant_id, actor, action, target, source, detail, key FROM postel.audit_log
+    SELECT ${sql.unsafe(AUDIT_ENTRY_COLUMNS)} FROM postel.audit_log
     WHERE true
       ${query.tenantId !== undefined ? sql`AND tenant_id = ${query.tenantId}` : empty}
       ${query.action !== undefined ? sql`AND action = ${query.action}` : empty}
@@ -71,19 +71,4 @@ export function pruneAuditEntriesStatement(sql: Sql, request: AuditPruneRequest)
       RETURNING 1
     )
     SELECT count(*) AS n FROM gone`;
-}
-
-function toAuditEntry(row: RawRow): AuditLogRecord {
-  const nullable = (value: unknown) => (value === null ? null : (value as string));
-  return {
-    id: row["id"] as string,
-    at: Number(row["at"]),
-    tenantId: nullable(row["tenant_id"]),
-    actor: row["actor"] as string,
-    action: row["action"] as string,
-    target: nullable(row["target"]),
-    source: row["source"] as string,
-    detail: (row["detail"] ?? null) as AuditLogRecord["detail"],
-    key: nullable(row["key"]),
-  };
 }

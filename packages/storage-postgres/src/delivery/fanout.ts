@@ -15,6 +15,7 @@ import {
   asJson,
   epochMs,
   prefixedMessageColumnsOf,
+  toJoinedMessage,
   toMessage,
 } from "../internal/rows.js";
 import type { ClaimFloor, FloorKey } from "../internal/claim-floor.js";
@@ -169,7 +170,7 @@ function recordFanoutStatement(
 function sharingMessages(rows: RawRow[]): ClaimedDelivery[] {
   const messages = new Map<string, MessageRecord>();
   for (const row of rows) {
-    if (row["m_payload"] !== null) messages.set(row["m_id"] as string, toMessage(row, "m_"));
+    if (row["m_payload"] !== null) messages.set(row["m_id"] as string, toJoinedMessage(row));
   }
   return rows.map((row) => {
     const message = messages.get(row["message_id"] as string);

@@ -1,5 +1,5 @@
 import type { ClaimedDelivery, MessageRecord } from "@postel/core/storage";
-import { type RawRow, toDelivery, toMessage } from "./rows.js";
+import { type RawRow, toDelivery, toJoinedMessage } from "./rows.js";
 
 /**
  * A condition that is always true and turns `synchronous_commit` off for the statement's own
@@ -24,7 +24,7 @@ export function leaseToken(id: string): string {
  */
 export function toClaimedDelivery(
   row: RawRow,
-  message: MessageRecord = toMessage(row, "m_"),
+  message: MessageRecord = toJoinedMessage(row),
 ): ClaimedDelivery {
   const delivery = toDelivery(row);
   return { delivery, message, leaseToken: delivery.leaseToken as string };

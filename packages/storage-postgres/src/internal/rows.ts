@@ -1,32 +1,25 @@
-import type {
-  AttemptOutcome,
-  AttemptRecord,
-  DeliveryRecord,
-  DeliveryStatus,
-  EndpointRecord,
-  EndpointSecret,
-  EndpointState,
-  MessageRecord,
-  MessageStatus,
+import {
+  ATTEMPT_ROW,
+  AUDIT_ENTRY_ROW,
+  type ColumnReader,
+  columnsOf,
+  DELIVERY_ROW,
+  ENDPOINT_ROW,
+  MESSAGE_ROW,
+  rowMapper,
 } from "@postel/core/storage";
 
-/** A raw result row; postgres.js returns `bigint` columns as strings, hence the conversions below. */
+/** A raw result row; postgres.js returns `bigint` columns as strings, hence `Number` below. */
 export type RawRow = Record<string, unknown>;
 
-const MESSAGE_FIELDS = [
-  "id",
-  "type",
-  "payload",
-  "tenant_id",
-  "idempotency_key",
-  "status",
-  "created_at",
-  "expires_at",
-  "fanned_out_at",
-  "finished_at",
-  "trace_context",
-  "test_endpoint_id",
-];
+/** How postgres.js returns a value: text as strings, `bigint` as strings, `jsonb` parsed. */
+const POSTGRES_JS: ColumnReader = {
+  text: (value) => value as string,
+  number: Number,
+  json: (value) => value,
+};
+
+const MESSAGE_FIELDS = columnsOf(MESSAGE_ROW);
 
 /** Columns of `postel.messages` that make a `MessageRecord`, qualified by `m`. */
 export const MESSAGE_COLUMNS = MESSAGE_FIELDS.map((field) => `m.${field}`).join(", ");
@@ -42,8 +35,9 @@ export function prefixedMessageColumnsOf(alias: string, omit: readonly string[] 
 }
 
 /** Columns of `postel.deliveries` that make a `DeliveryRecord`, qualified by `d`. */
-export const DELIVERY_COLUMNS = `d.id, d.message_id, d.endpoint_id, d.webhook_id, d.status, d.retries_used,
-  d.attempts_made, d.next_attempt_at, d.lease_token, d.lease_owner, d.last_error, d.created_at, d.updated_at`;
+export const DELIVERY_COLUMNS = columnsOf(DELIVERY_ROW)
+  .map((column) => `d.${column}`)
+  .join(", ");
 
 /** The columns of `postel.deliveries` that keep its first attempt (migration 0007). */
 export const FIRST_ATTEMPT_COLUMNS = [
@@ -64,93 +58,26 @@ export const ENDPOINT_COLUMNS = `e.*, COALESCE((
     FROM postel.endpoint_secrets s WHERE s.endpoint_id = e.id
   ), '[]'::jsonb) AS secrets`;
 
-const num = (value: unknown): number => Number(value);
-const numOrNull = (value: unknown): number | null => (value === null ? null : Number(value));
-const str = (value: unknown): string => value as string;
-const strOrNull = (value: unknown): string | null => (value === null ? null : (value as string));
+/** A `postel.messages` row. */
+export const toMessage = rowMapper(MESSAGE_ROW, POSTGRES_JS);
 
-export function toMessage(row: RawRow, prefix = ""): MessageRecord {
-  const col = (name: string) => row[prefix + name];
-  const message: MessageRecord = {
-    id: str(col("id")),
-    type: str(col("type")),
-    payload: str(col("payload")),
-    tenantId: strOrNull(col("tenant_id")),
-    idempotencyKey: strOrNull(col("idempotency_key")),
-    createdAt: num(col("created_at")),
-    expiresAt: numOrNull(col("expires_at")),
-    status: col("status") as MessageStatus,
-    fannedOutAt: numOrNull(col("fanned_out_at")),
-    finishedAt: numOrNull(col("finished_at")),
-  };
-  const traceContext = col("trace_context");
-  if (typeof traceContext === "string") message.traceContext = traceContext;
-  const testEndpointId = col("test_endpoint_id");
-  if (typeof testEndpointId === "string") message.testEndpointId = testEndpointId;
-  return message;
-}
+/** The `m_`-prefixed message columns of a joined row (`PREFIXED_MESSAGE_COLUMNS`). */
+export const toJoinedMessage = rowMapper(MESSAGE_ROW, POSTGRES_JS, "m_");
 
-export function toDelivery(row: RawRow): DeliveryRecord {
-  return {
-    id: str(row["id"]),
-    messageId: str(row["message_id"]),
-    endpointId: str(row["endpoint_id"]),
-    webhookId: str(row["webhook_id"]),
-    createdAt: num(row["created_at"]),
-    status: row["status"] as DeliveryStatus,
-    retriesUsed: num(row["retries_used"]),
-    attemptsMade: num(row["attempts_made"]),
-    nextAttemptAt: num(row["next_attempt_at"]),
-    leaseToken: strOrNull(row["lease_token"]),
-    leaseOwner: strOrNull(row["lease_owner"]),
-    lastError: strOrNull(row["last_error"]),
-    updatedAt: num(row["updated_at"]),
-  };
-}
+/** A `postel.deliveries` row. */
+export const toDelivery = rowMapper(DELIVERY_ROW, POSTGRES_JS);
 
-export function toAttempt(row: RawRow): AttemptRecord {
-  return {
-    id: str(row["id"]),
-    deliveryId: str(row["delivery_id"]),
-    messageId: str(row["message_id"]),
-    endpointId: str(row["endpoint_id"]),
-    webhookId: str(row["webhook_id"]),
-    attemptNumber: num(row["attempt_number"]),
-    startedAt: num(row["started_at"]),
-    latencyMs: num(row["latency_ms"]),
-    outcome: row["outcome"] as AttemptOutcome,
-    statusCode: numOrNull(row["status_code"]),
-    errorCode: strOrNull(row["error_code"]),
-    error: strOrNull(row["error"]),
-    responseSnippet: strOrNull(row["response_snippet"]),
-  };
-}
+/** A `postel.all_attempts` row. */
+export const toAttempt = rowMapper(ATTEMPT_ROW, POSTGRES_JS);
 
-export function toEndpoint(row: RawRow): EndpointRecord {
-  return {
-    id: str(row["id"]),
-    url: str(row["url"]),
-    description: strOrNull(row["description"]),
-    types: row["types"] as string[],
-    filter: row["filter"] as EndpointRecord["filter"],
-    filterFn: strOrNull(row["filter_fn"]),
-    transform: strOrNull(row["transform"]),
-    headers: row["headers"] as Record<string, string>,
-    retryPolicy: row["retry_policy"] as EndpointRecord["retryPolicy"],
-    circuitBreaker: row["circuit_breaker"] as EndpointRecord["circuitBreaker"],
-    autoDisable: row["auto_disable"] as EndpointRecord["autoDisable"],
-    maxInFlight: numOrNull(row["max_in_flight"]),
-    rateLimit: numOrNull(row["rate_limit"]),
-    tenantId: strOrNull(row["tenant_id"]),
-    metadata: row["metadata"] as Record<string, unknown>,
-    state: row["state"] as EndpointState,
-    circuitOpenUntil: numOrNull(row["circuit_open_until"]),
-    disabledReason: strOrNull(row["disabled_reason"]),
-    createdAt: num(row["created_at"]),
-    updatedAt: num(row["updated_at"]),
-    secrets: row["secrets"] as EndpointSecret[],
-  };
-}
+/** A `postel.endpoints` row with its `secrets` (`ENDPOINT_COLUMNS`). */
+export const toEndpoint = rowMapper(ENDPOINT_ROW, POSTGRES_JS);
+
+/** Columns of `postel.audit_log` that make an `AuditLogRecord`. */
+export const AUDIT_ENTRY_COLUMNS = columnsOf(AUDIT_ENTRY_ROW).join(", ");
+
+/** A `postel.audit_log` row. */
+export const toAuditEntry = rowMapper(AUDIT_ENTRY_ROW, POSTGRES_JS);
 
 /** Timestamps are stored as `bigint`; core may compute fractional ones (jittered delays), so round. */
 export function epochMs(value: number): number {

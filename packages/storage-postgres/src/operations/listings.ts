@@ -41,7 +41,7 @@ export async function messageWindow(
 
 /** Messages newest first (ids sort by creation time), filtered, past the `after` id (only the filters given reach the SQL). */
 export async function listMessages(sql: Sql, query: MessageQuery): Promise<MessageRecord[]> {
-  return (await listMessagesStatement(sql, query)).map((row) => toMessage(row));
+  return (await listMessagesStatement(sql, query)).map(toMessage);
 }
 
 /** Every attempt of a message, by start time then attempt number. */
