@@ -7,7 +7,7 @@ import type {
 } from "@postel/core/storage";
 import type { Db, Statement } from "../internal/database.js";
 import { newestFirst } from "../internal/sql-fragments.js";
-import { int, jsonOrNull, str, strOrNull, toJson } from "../internal/rows.js";
+import { int, toAuditEntry, toJson } from "../internal/rows.js";
 
 /**
  * The statement of `listAuditEntries` (exported for the plan tests). Only the filters given reach the
@@ -75,17 +75,7 @@ export function auditLogStore(db: Db): AuditLogStore {
     },
 
     async listAuditEntries(query: AuditLogQuery): Promise<AuditLogRecord[]> {
-      return (await db.read(listAuditEntriesStatement(query))).map((row) => ({
-        id: str(row, "id"),
-        at: int(row, "at"),
-        tenantId: strOrNull(row, "tenant_id"),
-        actor: str(row, "actor"),
-        action: str(row, "action"),
-        target: strOrNull(row, "target"),
-        source: str(row, "source"),
-        detail: jsonOrNull(row, "detail"),
-        key: strOrNull(row, "key"),
-      }));
+      return (await db.read(listAuditEntriesStatement(query))).map(toAuditEntry);
     },
 
     async countAuditEntries(query: AuditCountQuery): Promise<number> {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Row } from "@libsql/client";
 import type { ClaimedDelivery, LeaseRequest } from "@postel/core/storage";
 import type { Db, Statement } from "./database.js";
-import { JOINED_MESSAGE_COLUMNS, str, toDelivery, toMessage } from "./rows.js";
+import { JOINED_MESSAGE_COLUMNS, str, toDelivery, toJoinedMessage } from "./rows.js";
 
 /**
  * Every row leased by one claim gets the token `<nonce>:<rank>:<id>`: fresh per claim, unique per row
@@ -37,7 +37,7 @@ export function selectLeased(nonce: string): Statement {
 /** A row of `selectLeased` as a `ClaimedDelivery`. */
 export function toClaimed(row: Row): ClaimedDelivery {
   const delivery = toDelivery(row);
-  return { delivery, message: toMessage(row, "m_"), leaseToken: delivery.leaseToken ?? "" };
+  return { delivery, message: toJoinedMessage(row), leaseToken: delivery.leaseToken ?? "" };
 }
 
 /** The named arguments every claim statement binds (`:owner`, `:until`, `:now`, `:limit`). */

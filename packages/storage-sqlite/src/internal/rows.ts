@@ -1,15 +1,15 @@
 import type { Row, Value } from "@libsql/client";
-import type {
-  AttemptOutcome,
-  AttemptRecord,
-  ClaimedMessage,
-  DeliveryRecord,
-  DeliveryStatus,
-  EndpointRecord,
-  EndpointSecret,
-  EndpointState,
-  MessageRecord,
-  MessageStatus,
+import {
+  ATTEMPT_ROW,
+  AUDIT_ENTRY_ROW,
+  arrayMapper,
+  type ClaimedMessage,
+  type ColumnReader,
+  columnsOf,
+  DELIVERY_ROW,
+  ENDPOINT_ROW,
+  MESSAGE_ROW,
+  rowMapper,
 } from "@postel/core/storage";
 
 // Rows come back with whatever `intMode` the client was created with (number, bigint or string),
@@ -31,12 +31,6 @@ export function intOrNull(row: Row, column: string): number | null {
   return value === null ? null : Number(value);
 }
 
-/** Nullable REAL column. */
-export function realOrNull(row: Row, column: string): number | null {
-  const value = get(row, column);
-  return value === null ? null : Number(value);
-}
-
 /** Text column. */
 export function str(row: Row, column: string): string {
   return String(get(row, column));
@@ -46,12 +40,6 @@ export function str(row: Row, column: string): string {
 export function strOrNull(row: Row, column: string): string | null {
   const value = get(row, column);
   return value === null ? null : String(value);
-}
-
-/** Nullable JSON text column, parsed. */
-export function jsonOrNull<T>(row: Row, column: string): T | null {
-  const value = strOrNull(row, column);
-  return value === null ? null : (JSON.parse(value) as T);
 }
 
 /** Code-unit order of ids, as SQLite's BINARY collation sorts them (core's ids sort by creation). */
@@ -64,166 +52,49 @@ export function toJson(value: unknown): string | null {
   return value === null ? null : JSON.stringify(value);
 }
 
-const MESSAGE_COLUMNS = [
-  "id",
-  "type",
-  "payload",
-  "tenant_id",
-  "idempotency_key",
-  "status",
-  "created_at",
-  "expires_at",
-  "fanned_out_at",
-  "finished_at",
-  "trace_context",
-  "test_endpoint_id",
-];
+/** How libsql returns a value: integers as a number, bigint or string (by `intMode`), JSON as text. */
+const LIBSQL: ColumnReader = {
+  text: String,
+  number: Number,
+  json: (value) => JSON.parse(String(value)),
+};
+
+const MESSAGE_COLUMNS = columnsOf(MESSAGE_ROW);
 
 /** `m.id AS m_id, …`: the message columns of a join, prefixed so they never clash with a delivery's. */
 export const JOINED_MESSAGE_COLUMNS = MESSAGE_COLUMNS.map((column) => `m.${column} AS m_${column}`).join(
   ", ",
 );
 
-/** A `postel_messages` row (or its columns under `prefix` in a join). */
-export function toMessage(row: Row, prefix = ""): MessageRecord {
-  const message: MessageRecord = {
-    id: str(row, `${prefix}id`),
-    type: str(row, `${prefix}type`),
-    payload: str(row, `${prefix}payload`),
-    tenantId: strOrNull(row, `${prefix}tenant_id`),
-    idempotencyKey: strOrNull(row, `${prefix}idempotency_key`),
-    createdAt: int(row, `${prefix}created_at`),
-    expiresAt: intOrNull(row, `${prefix}expires_at`),
-    status: str(row, `${prefix}status`) as MessageStatus,
-    fannedOutAt: intOrNull(row, `${prefix}fanned_out_at`),
-    finishedAt: intOrNull(row, `${prefix}finished_at`),
-  };
-  const traceContext = strOrNull(row, `${prefix}trace_context`);
-  if (traceContext !== null) message.traceContext = traceContext;
-  const testEndpointId = strOrNull(row, `${prefix}test_endpoint_id`);
-  if (testEndpointId !== null) message.testEndpointId = testEndpointId;
-  return message;
-}
+/** A `postel_messages` row. */
+export const toMessage = rowMapper(MESSAGE_ROW, LIBSQL);
+
+/** The `m_`-prefixed message columns of a join (`JOINED_MESSAGE_COLUMNS`). */
+export const toJoinedMessage = rowMapper(MESSAGE_ROW, LIBSQL, "m_");
 
 /**
  * SQL expression of a `postel_messages` row and its lease token as one JSON array (`toClaimedMessage`
- * reads it back). One column per row instead of eleven: the driver's per-column decoding costs more
+ * reads it back). One column per row instead of thirteen: the driver's per-column decoding costs more
  * than the parse.
  */
-export const CLAIMED_MESSAGE_JSON = `json_array(id, type, payload, tenant_id, idempotency_key, status, created_at,
-  expires_at, fanned_out_at, finished_at, lease_token, trace_context, test_endpoint_id)`;
+export const CLAIMED_MESSAGE_JSON = `json_array(${MESSAGE_COLUMNS.join(", ")}, lease_token)`;
+
+const messageOfArray = arrayMapper(MESSAGE_ROW, LIBSQL);
 
 /** A message row and its lease token from the JSON array of `CLAIMED_MESSAGE_JSON`. */
 export function toClaimedMessage(json: string): ClaimedMessage {
-  const [
-    id,
-    type,
-    payload,
-    tenantId,
-    idempotencyKey,
-    status,
-    createdAt,
-    expiresAt,
-    fannedOutAt,
-    finishedAt,
-    token,
-    traceContext,
-    testEndpointId,
-  ] = JSON.parse(json) as ClaimedMessageColumns;
-  const message: MessageRecord = {
-    id,
-    type,
-    payload,
-    tenantId,
-    idempotencyKey,
-    status,
-    createdAt,
-    expiresAt,
-    fannedOutAt,
-    finishedAt,
-  };
-  if (traceContext !== null) message.traceContext = traceContext;
-  if (testEndpointId !== null) message.testEndpointId = testEndpointId;
-  return { message, token };
+  const values = JSON.parse(json) as unknown[];
+  return { message: messageOfArray(values), token: values[MESSAGE_COLUMNS.length] as string };
 }
-
-type ClaimedMessageColumns = [
-  id: string,
-  type: string,
-  payload: string,
-  tenantId: string | null,
-  idempotencyKey: string | null,
-  status: MessageStatus,
-  createdAt: number,
-  expiresAt: number | null,
-  fannedOutAt: number | null,
-  finishedAt: number | null,
-  token: string,
-  traceContext: string | null,
-  testEndpointId: string | null,
-];
 
 /** A `postel_deliveries` row. */
-export function toDelivery(row: Row): DeliveryRecord {
-  return {
-    id: str(row, "id"),
-    messageId: str(row, "message_id"),
-    endpointId: str(row, "endpoint_id"),
-    webhookId: str(row, "webhook_id"),
-    createdAt: int(row, "created_at"),
-    status: str(row, "status") as DeliveryStatus,
-    retriesUsed: int(row, "retries_used"),
-    attemptsMade: int(row, "attempts_made"),
-    nextAttemptAt: int(row, "next_attempt_at"),
-    leaseToken: strOrNull(row, "lease_token"),
-    leaseOwner: strOrNull(row, "lease_owner"),
-    lastError: strOrNull(row, "last_error"),
-    updatedAt: int(row, "updated_at"),
-  };
-}
+export const toDelivery = rowMapper(DELIVERY_ROW, LIBSQL);
 
 /** A `postel_attempts` row. */
-export function toAttempt(row: Row): AttemptRecord {
-  return {
-    id: str(row, "id"),
-    deliveryId: str(row, "delivery_id"),
-    messageId: str(row, "message_id"),
-    endpointId: str(row, "endpoint_id"),
-    webhookId: str(row, "webhook_id"),
-    attemptNumber: int(row, "attempt_number"),
-    startedAt: int(row, "started_at"),
-    latencyMs: int(row, "latency_ms"),
-    outcome: str(row, "outcome") as AttemptOutcome,
-    statusCode: intOrNull(row, "status_code"),
-    errorCode: strOrNull(row, "error_code"),
-    error: strOrNull(row, "error"),
-    responseSnippet: strOrNull(row, "response_snippet"),
-  };
-}
+export const toAttempt = rowMapper(ATTEMPT_ROW, LIBSQL);
 
 /** A `postel_endpoints` row with its `secrets` column (a JSON array built by the query, newest first). */
-export function toEndpoint(row: Row): EndpointRecord {
-  return {
-    id: str(row, "id"),
-    url: str(row, "url"),
-    description: strOrNull(row, "description"),
-    types: jsonOrNull<string[]>(row, "types") ?? [],
-    filter: jsonOrNull(row, "filter"),
-    filterFn: strOrNull(row, "filter_fn"),
-    transform: strOrNull(row, "transform"),
-    headers: jsonOrNull(row, "headers") ?? {},
-    retryPolicy: jsonOrNull(row, "retry_policy"),
-    circuitBreaker: jsonOrNull(row, "circuit_breaker"),
-    autoDisable: jsonOrNull(row, "auto_disable"),
-    maxInFlight: intOrNull(row, "max_in_flight"),
-    rateLimit: realOrNull(row, "rate_limit"),
-    tenantId: strOrNull(row, "tenant_id"),
-    metadata: jsonOrNull(row, "metadata") ?? {},
-    state: str(row, "state") as EndpointState,
-    circuitOpenUntil: intOrNull(row, "circuit_open_until"),
-    disabledReason: strOrNull(row, "disabled_reason"),
-    createdAt: int(row, "created_at"),
-    updatedAt: int(row, "updated_at"),
-    secrets: jsonOrNull<EndpointSecret[]>(row, "secrets") ?? [],
-  };
-}
+export const toEndpoint = rowMapper(ENDPOINT_ROW, LIBSQL);
+
+/** A `postel_audit_log` row. */
+export const toAuditEntry = rowMapper(AUDIT_ENTRY_ROW, LIBSQL);

@@ -40,7 +40,7 @@ export function listings(db: Db) {
   return {
     /** Newest first by id (core's ids sort by creation time), past the `after` id. */
     async listMessages(query: MessageQuery): Promise<MessageRecord[]> {
-      return (await db.read(listMessagesStatement(query))).map((row) => toMessage(row));
+      return (await db.read(listMessagesStatement(query))).map(toMessage);
     },
 
     /** The lowest of the `size` newest message ids below `after`, or null when fewer are left (a walk of the key). */
