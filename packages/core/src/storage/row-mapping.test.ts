@@ -46,6 +46,20 @@ describe("row mapping", () => {
       testEndpointId: "ep_1",
     });
     expect("traceContext" in message).toBe(false);
+    // The keys in the order the storages always built them, so a record serialises as before.
+    expect(Object.keys(message)).toEqual([
+      "id",
+      "type",
+      "payload",
+      "tenantId",
+      "idempotencyKey",
+      "createdAt",
+      "expiresAt",
+      "status",
+      "fannedOutAt",
+      "finishedAt",
+      "testEndpointId",
+    ]);
   });
 
   test("a prefix reads a joined row's columns under their prefixed names", () => {
@@ -101,6 +115,7 @@ describe("row mapping", () => {
       "message_id",
       "endpoint_id",
       "webhook_id",
+      "created_at",
       "status",
       "retries_used",
       "attempts_made",
@@ -108,7 +123,6 @@ describe("row mapping", () => {
       "lease_token",
       "lease_owner",
       "last_error",
-      "created_at",
       "updated_at",
     ]);
   });

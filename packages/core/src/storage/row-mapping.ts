@@ -42,7 +42,8 @@ export interface ColumnMapping<K extends ColumnKind = ColumnKind> {
 }
 
 /**
- * Every field of record `R` with its column and kind, in the order the columns are selected. The kind
+ * Every field of record `R` with its column and kind. Its order is the order of the record's keys
+ * (as the storages built them before, so records serialise as they did) and of `columnsOf`. The kind
  * is checked against the field's type: a `number | null` field must be `nullable-number`, an optional
  * string field `optional-text`, and so on.
  */
@@ -71,9 +72,9 @@ export const MESSAGE_ROW: RowTable<MessageRecord> = {
   payload: { column: "payload", kind: "text" },
   tenantId: { column: "tenant_id", kind: "nullable-text" },
   idempotencyKey: { column: "idempotency_key", kind: "nullable-text" },
-  status: { column: "status", kind: "text" },
   createdAt: { column: "created_at", kind: "number" },
   expiresAt: { column: "expires_at", kind: "nullable-number" },
+  status: { column: "status", kind: "text" },
   fannedOutAt: { column: "fanned_out_at", kind: "nullable-number" },
   finishedAt: { column: "finished_at", kind: "nullable-number" },
   traceContext: { column: "trace_context", kind: "optional-text" },
@@ -86,6 +87,7 @@ export const DELIVERY_ROW: RowTable<DeliveryRecord> = {
   messageId: { column: "message_id", kind: "text" },
   endpointId: { column: "endpoint_id", kind: "text" },
   webhookId: { column: "webhook_id", kind: "text" },
+  createdAt: { column: "created_at", kind: "number" },
   status: { column: "status", kind: "text" },
   retriesUsed: { column: "retries_used", kind: "number" },
   attemptsMade: { column: "attempts_made", kind: "number" },
@@ -93,7 +95,6 @@ export const DELIVERY_ROW: RowTable<DeliveryRecord> = {
   leaseToken: { column: "lease_token", kind: "nullable-text" },
   leaseOwner: { column: "lease_owner", kind: "nullable-text" },
   lastError: { column: "last_error", kind: "nullable-text" },
-  createdAt: { column: "created_at", kind: "number" },
   updatedAt: { column: "updated_at", kind: "number" },
 };
 
