@@ -123,6 +123,7 @@ export {
   isTerminal,
   MESSAGE_FINAL_STATUS,
   MESSAGE_FINISHED_OTHERWISE,
+  onlyDeliveryFinalStatus,
   REPLAYABLE_DELIVERY_STATUSES,
   sqlStatusList,
   TRANSITION_STATUS,

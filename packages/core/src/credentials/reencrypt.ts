@@ -94,11 +94,15 @@ export async function reencrypt(
       result.left.push({ endpointId: record.id, reason: "busy" });
   };
 
-  // Keyset pages through the operations capability; without it, every live endpoint at once, in id order.
+  // Keyset pages through the operations capability; without it, every live endpoint read once, in
+  // id order, and cut into pages of the same size.
+  let all: Promise<EndpointRecord[]> | undefined;
   const listPage = async (after: string | undefined): Promise<EndpointRecord[]> => {
     if (raw.operations !== undefined) return raw.operations.listEndpoints({ limit: batchSize, after });
-    const all = (await raw.allEndpoints()).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    return all.filter((record) => after === undefined || record.id > after).slice(0, batchSize);
+    all ??= raw
+      .allEndpoints()
+      .then((records) => records.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));
+    return (await all).filter((record) => after === undefined || record.id > after).slice(0, batchSize);
   };
   let after: string | undefined;
   for (;;) {

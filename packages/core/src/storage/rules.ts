@@ -62,6 +62,20 @@ export function finalMessageStatus(statuses: Iterable<DeliveryStatus>): MessageS
   );
 }
 
+// A message with one delivery (a direct delivery) finishes as that delivery's transition says: worked
+// out once per transition, not per outcome on the workers' hot path.
+const ONLY_DELIVERY_FINAL = Object.fromEntries(
+  Object.entries(TRANSITION_STATUS).map(([kind, status]) => [kind, finalMessageStatus([status])]),
+) as { readonly [K in DeliveryTransition["kind"]]: MessageStatus | null };
+
+/**
+ * The final status of a message whose only delivery takes `transition` (`finalMessageStatus` of that
+ * one delivery's status), or null while that delivery is not terminal (retry, deferred, held).
+ */
+export function onlyDeliveryFinalStatus(transition: DeliveryTransition): MessageStatus | null {
+  return ONLY_DELIVERY_FINAL[transition.kind];
+}
+
 /** The status fan-out gives a message: `expired` when its ttl elapsed, final when no endpoint matched, else null (pending). */
 export function fanoutMessageStatus(
   result: Pick<FanoutResult, "expired" | "deliveries">,

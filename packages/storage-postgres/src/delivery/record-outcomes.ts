@@ -1,8 +1,8 @@
 import {
   type DeliveryOutcome,
   deliveryStatusOf,
-  finalMessageStatus,
   firstDirectOutcomes,
+  onlyDeliveryFinalStatus,
   HEALTH_BUCKET_MS,
   type RecordOutcomesResult,
 } from "@postel/core/storage";
@@ -37,7 +37,7 @@ function toInput(outcome: DeliveryOutcome) {
     webhook_id: newDelivery ? newDelivery.webhookId : null,
     created_at: newDelivery ? epochMs(newDelivery.createdAt) : null,
     // A direct outcome's message: the final status its only delivery gives it (null: not final yet).
-    message_status: newDelivery ? finalMessageStatus([deliveryStatusOf(transition)]) : null,
+    message_status: newDelivery ? onlyDeliveryFinalStatus(transition) : null,
     attempt_id: attempt ? attempt.id : null,
     attempt_number: attempt ? attempt.attemptNumber : null,
     started_at: attempt ? epochMs(attempt.startedAt) : null,

@@ -3,8 +3,8 @@ import {
   type DeliveryOutcome,
   type DeliveryTransition,
   deliveryStatusOf,
-  finalMessageStatus,
   firstDirectOutcomes,
+  onlyDeliveryFinalStatus,
   HEALTH_BUCKET_MS,
   type NewDelivery,
   type RecordOutcomesResult,
@@ -234,7 +234,7 @@ function fanOutRow({ newDelivery, leaseToken, transition }: DirectOutcome) {
   return {
     messageId: newDelivery.messageId,
     token: leaseToken,
-    final: finalMessageStatus([deliveryStatusOf(transition)]),
+    final: onlyDeliveryFinalStatus(transition),
   };
 }
 
