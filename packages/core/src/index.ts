@@ -34,6 +34,7 @@ export type { PostelEventMap, PostelEventName } from "./engine/events.js";
 export type { EndpointsApi, ListEndpointsOptions } from "./outbound/endpoints.js";
 export type { ListMessagesOptions, MessagesApi } from "./outbound/messages.js";
 export type { DeadLettersApi, ListDeadLettersOptions } from "./outbound/dead-letters.js";
+export type { ListHeldKeysOptions, OrderingKeysApi, SkippedKey } from "./outbound/ordering-keys.js";
 export type { AttemptFeedOptions, AttemptsApi, RecentAttemptsOptions } from "./outbound/attempts.js";
 export type {
   AuditEntry,
@@ -43,7 +44,7 @@ export type {
 } from "./outbound/audit-log.js";
 export { AUDIT_ENTRY_LIMITS, type AuditEntryInput } from "./outbound/audit-entry-input.js";
 export type { AttemptTotals, EndpointStats, OutboundStats, StatsOptions } from "./outbound/stats.js";
-export { STATS_COUNT_CAP, STATS_ENDPOINT_COUNT_CAP } from "./outbound/stats.js";
+export { HELD_KEYS_IN_STATS, STATS_COUNT_CAP, STATS_ENDPOINT_COUNT_CAP } from "./outbound/stats.js";
 export type { Timeline, TimelineOptions } from "./outbound/timeline.js";
 export type {
   ActivityTime,
@@ -111,6 +112,7 @@ export type {
   DeliveryRecord,
   DeliveryStatus,
   EndpointState,
+  KeyFailurePolicy,
   MessageStatus,
 } from "./storage/records.js";
 export { HEALTH_BUCKET_MS } from "./storage/storage.js";
@@ -118,6 +120,7 @@ export type {
   AuditDetailValue,
   FailureStatus,
   HealthBucket,
+  HeldKey,
   Storage,
   StorageCapabilities,
   TransactionOf,

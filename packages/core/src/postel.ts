@@ -19,6 +19,7 @@ import { type AuditLogApi, createAuditLogApi } from "./outbound/audit-log.js";
 import { createDeadLettersApi, type DeadLettersApi } from "./outbound/dead-letters.js";
 import { createMessagesApi, type MessagesApi } from "./outbound/messages.js";
 import { type OutboundStats, type StatsOptions, stats } from "./outbound/stats.js";
+import { createOrderingKeysApi, type OrderingKeysApi } from "./outbound/ordering-keys.js";
 import { type Timeline, type TimelineOptions, timeline } from "./outbound/timeline.js";
 import {
   type ReplayedDelivery,
@@ -87,6 +88,11 @@ export interface Outbound<S extends Storage<unknown>, E extends AnyEventCatalog 
   failed: DeadLettersApi;
   /** HTTP attempts across every message and instance, oldest first from a time (`postel tail`). */
   attempts: AttemptsApi;
+  /**
+   * Ordering keys held on endpoints with `onKeyFailure: "hold"` (their heads failed), and `skip` to
+   * move one on (`send({ orderingKey })` sets a message's key).
+   */
+  orderingKeys: OrderingKeysApi;
   /**
    * A snapshot for dashboards and health checks: backlog (due, oldest due, in flight, scheduled,
    * held, not fanned out), dead letters, and per endpoint the same counts with its attempts and
@@ -295,6 +301,7 @@ export function Postel<
       deadLetters: createDeadLettersApi(outbound),
       failed: createDeadLettersApi(outbound, "failed"),
       attempts: createAttemptsApi(outbound, () => clock.now()),
+      orderingKeys: createOrderingKeysApi({ config: outbound, clock, wake }),
       stats: (statsOptions) => stats({ config: outbound, clock }, statsOptions),
       timeline: (timelineOptions) => timeline(outbound, clock.now(), timelineOptions),
       replay: (selection, replayOptions) =>

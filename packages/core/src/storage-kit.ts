@@ -33,6 +33,8 @@ export type {
   FanoutDelivery,
   FanoutResult,
   HealthBucket,
+  HeldKey,
+  HeldKeyQuery,
   HealthBucketQuery,
   HealthPruneRequest,
   LeaseRequest,
@@ -41,6 +43,7 @@ export type {
   MessageLookup,
   MessageQuery,
   OperationsStore,
+  OrderingStore,
   OutboxStore,
   PageRequest,
   PruneBatch,
@@ -58,7 +61,14 @@ export type {
   StoredCredentials,
   TransactionOf,
 } from "./storage/storage.js";
-export { bucketTokens, firstDirectOutcomes, HEALTH_BUCKET_MS, statsOfEndpoints } from "./storage/storage.js";
+export {
+  bucketTokens,
+  firstDirectOutcomes,
+  HEALTH_BUCKET_MS,
+  OPEN_DELIVERY_STATUSES,
+  ORDERING_RULES,
+  statsOfEndpoints,
+} from "./storage/storage.js";
 export {
   CAPABILITIES,
   DELIVERY_VERBS,
@@ -82,6 +92,7 @@ export type {
   EndpointSecret,
   EndpointState,
   HealthStats,
+  KeyFailurePolicy,
   MessageRecord,
   MessageStatus,
   NewDelivery,

@@ -13,6 +13,7 @@ import type { OutboundEvent } from "../outbound/types.js";
 import type { Random } from "../random.js";
 import type { AttemptRecord, ClaimedDelivery, MessageRecord } from "../storage/records.js";
 import type { DeliveryOutcome, DeliveryTransition } from "../storage/storage.js";
+import { holdsKey } from "../storage/rules.js";
 import type { CompiledEndpoint } from "./endpoint-cache.js";
 import type { Emitter } from "./events.js";
 
@@ -102,12 +103,10 @@ export async function deliver(
   } catch (error) {
     // A transform that throws is a bug on the sender's side: retrying the same code cannot help.
     const reason = `transform "${endpoint.record.transform}" threw: ${error instanceof Error ? error.message : String(error)}`;
-    return {
-      claimed,
-      outcome: outcomeOf(claimed, { kind: "failed" }, null, reason),
-      reason,
-      probeSlot,
-    };
+    const outcome = outcomeOf(claimed, { kind: "failed" }, null, reason);
+    if (outcome.orderingKey !== undefined && holdsKey(endpoint.record.onKeyFailure, outcome.transition))
+      outcome.holdKey = true;
+    return { claimed, outcome, reason, probeSlot };
   }
   const startedAt = clock.now();
   const signed = endpoint.signer(startedAt).sign(delivery.webhookId, Math.floor(startedAt / 1000), body);
@@ -137,7 +136,10 @@ export async function deliver(
   if (attempt.responseSnippet !== null && endpoint.redactSnippet !== null)
     attempt.responseSnippet = endpoint.redactSnippet(attempt.responseSnippet);
   const result = decide(ctx, claimed, endpoint, verdict, attempt, finishedAt, probeSlot);
-  if (end !== null) end(attempt, result.outcome);
+  const { outcome } = result;
+  if (outcome.orderingKey !== undefined && holdsKey(endpoint.record.onKeyFailure, outcome.transition))
+    outcome.holdKey = true;
+  if (end !== null) end(attempt, outcome);
   return result;
 }
 
@@ -202,6 +204,8 @@ export function outcomeOf(
   if (attempt) outcome.attempt = attempt;
   if (lastError !== undefined) outcome.lastError = lastError;
   if (claimed.direct) outcome.newDelivery = claimed.delivery;
+  const key = claimed.delivery.orderingKey;
+  if (key !== undefined) outcome.orderingKey = key;
   return outcome;
 }
 

@@ -54,6 +54,7 @@ export class Dispatcher {
         this.#pollFast
           ? Math.min(LOST_WAKEUPS_POLL_MS, this.ctx.config.workers.pollIntervalMs)
           : this.ctx.config.workers.pollIntervalMs,
+      wake: () => this.wake(),
     });
     this.#pipeline = pipeline.run();
   }

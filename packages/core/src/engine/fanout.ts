@@ -87,8 +87,11 @@ export async function fanOut(
     present(ids);
   }
   for (const { message, token, endpoints: matches } of matched) {
+    const key = message.orderingKey;
     if (matches === null) {
-      results.push({ messageId: message.id, token, deliveries: [], expired: true });
+      const result: FanoutResult = { messageId: message.id, token, deliveries: [], expired: true };
+      if (key !== undefined) result.orderingKey = key;
+      results.push(result);
       continue;
     }
     const deliveries: FanoutDelivery[] = [];
@@ -100,12 +103,20 @@ export async function fanOut(
         webhookId: message.id,
         createdAt: now,
       };
+      if (key !== undefined) delivery.orderingKey = key;
       if (!admit(endpoint)) delivery.queued = true;
       deliveries.push(delivery);
     }
     created += deliveries.length;
     const [only] = deliveries;
-    if (directOk && only !== undefined && deliveries.length === 1 && only.queued !== true) {
+    // A keyed message is never delivered directly: its delivery may have to wait behind its key's.
+    if (
+      directOk &&
+      key === undefined &&
+      only !== undefined &&
+      deliveries.length === 1 &&
+      only.queued !== true
+    ) {
       direct.push({
         // As its row will read once inserted, leased under its message's fan-out token.
         delivery: pendingDelivery(only, now, until, { token, owner: workers.id }),
@@ -115,7 +126,9 @@ export async function fanOut(
       });
     } else {
       for (const d of deliveries) if (d.queued !== true) leased++;
-      results.push({ messageId: message.id, token, deliveries });
+      const result: FanoutResult = { messageId: message.id, token, deliveries };
+      if (key !== undefined) result.orderingKey = key;
+      results.push(result);
     }
   }
   if (results.length === 0) return { messages: claimed.length, created, deliveries: direct };

@@ -45,6 +45,8 @@ export interface PipelineControl {
   sleep(ms: number): Promise<void>;
   /** How long the idle pipeline waits before looking for work again. */
   pollIntervalMs(): number;
+  /** Ends a `sleep` now (or the next one, when none is running): there is work to look for. */
+  wake(): void;
 }
 
 /**
@@ -298,7 +300,13 @@ export class Pipeline {
     this.#flushing = recordResults(this.ctx, batch, this.#summary)
       .then(
         () => {
-          for (const r of batch) this.#leased.delete(r.outcome.deliveryId);
+          let keyed = false;
+          for (const r of batch) {
+            this.#leased.delete(r.outcome.deliveryId);
+            keyed ||= r.outcome.orderingKey !== undefined;
+          }
+          // An ordered delivery that ended let its key's next one go: claim it now, not at the next poll.
+          if (keyed) this.control.wake();
         },
         async (error: unknown) => {
           // Keep the outcomes and try again: the leases are still renewed meanwhile.

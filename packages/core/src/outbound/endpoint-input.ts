@@ -128,6 +128,7 @@ const EndpointInputSchema = v.strictObject({
       jsonAtMost("metadata", ENDPOINT_LIMITS.metadataBytes),
     ),
   ),
+  onKeyFailure: v.optional(v.picklist(["skip", "hold"], 'onKeyFailure must be "skip" or "hold"')),
 });
 
 /** Validated endpoint input: the storable fields given, plus the secret. */
@@ -223,6 +224,7 @@ export function parseEndpointInput(
   if (o.rateLimit !== undefined) fields.rateLimit = o.rateLimit;
   if (o.tenantId !== undefined) fields.tenantId = o.tenantId;
   if (o.metadata !== undefined) fields.metadata = o.metadata;
+  if (o.onKeyFailure !== undefined) fields.onKeyFailure = o.onKeyFailure;
   if (o.secret !== undefined) {
     try {
       createSigner([o.secret]);

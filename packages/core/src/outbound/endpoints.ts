@@ -183,6 +183,7 @@ export function createEndpointsApi({
         rateLimit: fields.rateLimit ?? null,
         tenantId: fields.tenantId ?? null,
         metadata: fields.metadata ?? {},
+        onKeyFailure: fields.onKeyFailure ?? "skip",
         state: "active",
         circuitOpenUntil: null,
         disabledReason: null,

@@ -2,6 +2,7 @@ import type { Clock } from "../clock.js";
 import type { OutboundConfig } from "../config/resolved.js";
 import { parseDuration } from "../duration.js";
 import { InvalidInputError } from "../errors.js";
+import { requireCapability } from "../storage/capabilities.js";
 import { unstorable } from "../storable-text.js";
 import { checkAgainstCatalog } from "./catalog.js";
 import { quote } from "./quote.js";
@@ -68,17 +69,17 @@ export function toNewMessage(
     throw invalid(
       "INVALID_EVENT",
       "",
-      "send() takes an event object: { type, data, idempotencyKey?, ttl?, tenantId? }.",
+      "send() takes an event object: { type, data, idempotencyKey?, ttl?, tenantId?, orderingKey? }.",
     );
   }
   const unknown = Object.keys(event).filter(
-    (k) => !["type", "data", "idempotencyKey", "ttl", "tenantId"].includes(k),
+    (k) => !["type", "data", "idempotencyKey", "ttl", "tenantId", "orderingKey"].includes(k),
   );
   if (unknown.length > 0) {
     throw invalid(
       "INVALID_EVENT",
       "",
-      `send() got unknown field(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}; an event has type, data, idempotencyKey, ttl and tenantId.`,
+      `send() got unknown field(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}; an event has type, data, idempotencyKey, ttl, tenantId and orderingKey.`,
     );
   }
   if (!isValidEventType(event.type)) {
@@ -108,6 +109,8 @@ export function toNewMessage(
   }
   const idempotencyKey = optionalString(event.idempotencyKey, "idempotencyKey", invalid);
   const tenantId = optionalString(event.tenantId, "tenantId", invalid);
+  const orderingKey = optionalString(event.orderingKey, "orderingKey", invalid);
+  if (orderingKey !== null) requireCapability(config.storage, "ordering", "send() with an orderingKey");
   const message: NewMessage = {
     id: deps.newId("msg"),
     type: event.type,
@@ -117,6 +120,7 @@ export function toNewMessage(
     createdAt: now,
     expiresAt: ttl === undefined ? null : now + ttl,
   };
+  if (orderingKey !== null) message.orderingKey = orderingKey;
   return { message, size };
 }
 

@@ -4,7 +4,7 @@ import type { Clock } from "../clock.js";
 import type { OutboundConfig } from "../config/resolved.js";
 import { type Duration, parseDuration } from "../duration.js";
 import type { EndpointState } from "../storage/records.js";
-import type { DeliveryCounts } from "../storage/storage.js";
+import type { DeliveryCounts, HeldKey } from "../storage/storage.js";
 import { filterTextSchema, parseOptions } from "./page.js";
 
 /** Options of `stats`. */
@@ -93,7 +93,20 @@ export interface OutboundStats {
   attempts: AttemptTotals;
   /** Every live endpoint, oldest first. */
   endpoints: EndpointStats[];
+  /** Ordered delivery (`send({ orderingKey })`); null on a storage without the ordering capability. */
+  ordering: {
+    /** Deliveries waiting behind an earlier delivery of their ordering key (capped like the rest). */
+    waiting: number;
+    /**
+     * Keys held because their head failed (endpoints with `onKeyFailure: "hold"`), by endpoint then
+     * key, at most `HELD_KEYS_IN_STATS`; `orderingKeys.held()` pages through them all.
+     */
+    heldKeys: HeldKey[];
+  } | null;
 }
+
+/** How many held keys `stats()` lists (`orderingKeys.held()` pages through all of them). */
+export const HELD_KEYS_IN_STATS = 20;
 
 const StatsSchema = v.strictObject({
   window: v.optional(
@@ -123,6 +136,15 @@ export async function stats(
   const { window: windowMs, endpointId, exact } = parseOptions(StatsSchema, options, "stats()");
   const at = deps.clock.now();
   const countCap = exact ? null : endpointId === undefined ? STATS_COUNT_CAP : STATS_ENDPOINT_COUNT_CAP;
+  const ordering = deps.config.storage.ordering;
+  const orderingStats = ordering
+    ? Promise.all([
+        ordering.countWaiting({ endpointId, cap: countCap ?? Number.MAX_SAFE_INTEGER }),
+        ordering.listHeldKeys({ endpointId, limit: HELD_KEYS_IN_STATS, countCap: countCap ?? undefined }),
+      ])
+    : Promise.resolve(null);
+  // Read beside the counts; a failure of either is the call's (no unhandled rejection meanwhile).
+  orderingStats.catch(() => {});
   const { totals, unfanned, endpoints } = await requireCapability(
     deps.config.storage,
     "operations",
@@ -136,6 +158,7 @@ export async function stats(
     // configured with a longer one, which is then counted as scheduled beyond it.
     leasesUntil: at + 2 * deps.config.workers.leaseDurationMs,
   });
+  const waitingAndHeld = await orderingStats;
   const reached = (c: DeliveryCounts) =>
     countCap !== null &&
     (c.due >= countCap ||
@@ -166,12 +189,16 @@ export async function stats(
     deadLetters: totals.deadLetters,
     failed: totals.failed,
     countCap,
-    capped: endpoints.some(reached) || reached(unlisted) || (countCap !== null && unfanned >= countCap),
+    capped:
+      endpoints.some(reached) ||
+      reached(unlisted) ||
+      (countCap !== null && (unfanned >= countCap || (waitingAndHeld?.[0] ?? 0) >= countCap)),
     attempts: { ...attempts, failureRate: rate(attempts.failures, attempts.total) },
     endpoints: endpoints.map((endpoint) => ({
       ...endpoint,
       failureRate: rate(endpoint.failures, endpoint.attempts),
     })),
+    ordering: waitingAndHeld === null ? null : { waiting: waitingAndHeld[0], heldKeys: waitingAndHeld[1] },
   };
 }
 

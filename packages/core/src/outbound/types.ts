@@ -2,7 +2,7 @@ import type { StorableRetryPolicy } from "../backoff.js";
 import type { AutoDisableOptions, CircuitBreakerOptions } from "../config/endpoint-options.js";
 import type { Duration } from "../duration.js";
 import type { EventFilter } from "../event-filter.js";
-import type { EndpointRecord, MessageRecord } from "../storage/records.js";
+import type { EndpointRecord, KeyFailurePolicy, MessageRecord } from "../storage/records.js";
 
 /** The event a user sends. */
 export interface SendEvent<TData = unknown> {
@@ -16,6 +16,13 @@ export interface SendEvent<TData = unknown> {
   ttl?: Duration;
   /** Only endpoints of the same tenant receive it. */
   tenantId?: string;
+  /**
+   * Deliver in order with the other messages of this key: to each endpoint, one at a time, in the
+   * order they were sent (their ids), a later one only after the earlier one succeeded, failed for
+   * good or dead-lettered. E.g. the id of the object the events are about (`"sub_123"`). 1-255
+   * characters. Needs a storage with the `ordering` capability (every storage Postel ships).
+   */
+  orderingKey?: string;
 }
 
 /** What `send()` returns. */
@@ -81,6 +88,12 @@ export interface CreateEndpointInput {
   secret?: string;
   tenantId?: string;
   metadata?: Record<string, unknown>;
+  /**
+   * When the head of an ordering key (its earliest message not yet delivered) dead-letters or fails
+   * for good: `"skip"` (default) moves on to the key's next message; `"hold"` keeps the key's later
+   * messages waiting until the head is replayed or skipped (`outbound.orderingKeys.skip`).
+   */
+  onKeyFailure?: KeyFailurePolicy;
 }
 
 /** Options of `endpoints.update`: any field of `create` except `secret` (use `rotateSecret`); `null` resets an override. */

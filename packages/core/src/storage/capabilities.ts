@@ -43,6 +43,11 @@ export const CAPABILITIES: {
     verbs: ["listEndpoints", "listMessages", "listAttempts", "listDeadLetters", "recentAttempts", "stats"],
     code: "OPERATIONS_UNSUPPORTED",
   },
+  ordering: {
+    interface: "OrderingStore",
+    verbs: ["listHeldKeys", "skipHeldKey", "countWaiting"],
+    code: "ORDERING_UNSUPPORTED",
+  },
   replay: {
     interface: "ReplayStore",
     verbs: ["findReplayable", "resetDeliveries"],

@@ -84,6 +84,16 @@ export interface DeliveryOutcome {
    * message's only delivery, give the message its final status at once when the transition is terminal.
    */
   newDelivery?: NewDelivery;
+  /**
+   * The delivery's ordering key, as its row has it (absent on unordered deliveries): a storage may
+   * serialise work per key before it writes (see `OrderingStore`).
+   */
+  orderingKey?: string;
+  /**
+   * Set on a keyed delivery that dead-letters or fails for good on an endpoint whose `onKeyFailure`
+   * is `hold`: instead of letting the key's next delivery go, the storage holds the key on it.
+   */
+  holdKey?: true;
 }
 
 /** Result of `recordOutcomes`: ids whose lease was still held (written) and those refused. */
@@ -110,6 +120,8 @@ export interface FanoutResult {
   deliveries: FanoutDelivery[];
   /** True when the ttl elapsed before fan-out: the message becomes `expired`, no deliveries. */
   expired?: boolean;
+  /** The message's ordering key (absent on unordered messages); its deliveries carry it too. */
+  orderingKey?: string;
 }
 
 /** Options of `enqueue` and `enqueueMany`. `Tx` is the storage's transaction handle type. */

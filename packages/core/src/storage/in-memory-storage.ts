@@ -5,6 +5,7 @@ import { MemoryDeliveryQueue } from "./in-memory/delivery-queue.js";
 import { MemoryEndpoints } from "./in-memory/endpoints.js";
 import { type InMemoryTransaction, MemoryOutbox } from "./in-memory/outbox.js";
 import { MemoryReplay } from "./in-memory/replay.js";
+import { memoryOrdering } from "./in-memory/ordering.js";
 import { MemoryRetention } from "./in-memory/retention.js";
 import { MemoryState } from "./in-memory/state.js";
 import { memoryStats } from "./in-memory/stats.js";
@@ -15,6 +16,7 @@ import type {
   DirectDeliveryStore,
   LimitsStore,
   OperationsStore,
+  OrderingStore,
   ReplayStore,
   RetentionStore,
   Storage,
@@ -39,6 +41,8 @@ export interface InMemoryStorage extends Storage<InMemoryTransaction> {
   readonly limits: LimitsStore;
   /** The operations reads, always present in memory. */
   readonly operations: OperationsStore;
+  /** Ordered delivery per key. */
+  readonly ordering: OrderingStore;
   /** Replay, always present in memory. */
   readonly replay: ReplayStore;
   /** Retention, always present in memory. */
@@ -124,6 +128,7 @@ export function InMemoryStorage(_options: InMemoryStorageOptions = {}): InMemory
       healthBuckets: async (query) => state.healthBuckets(query),
       stats: async (query) => memoryStats(state, query),
     },
+    ordering: memoryOrdering(state),
     replay: {
       findReplayable: (selector, limit) => replay.findReplayable(selector, limit),
       resetDeliveries: (resets, now) => replay.resetDeliveries(resets, now),

@@ -7,12 +7,14 @@
 export type MessageStatus = "pending" | "dispatched" | "dead-lettered" | "expired";
 
 /**
- * Lifecycle of one delivery (message × endpoint). `pending` is waiting or leased, `held` is parked
- * because its endpoint is disabled; the rest are terminal.
+ * Lifecycle of one delivery (message × endpoint). `pending` is due, scheduled or leased, `held` is
+ * parked because its endpoint is disabled, `waiting` is queued behind an earlier delivery of its
+ * ordering key to the same endpoint (it becomes `pending` when that one ends); the rest are terminal.
  */
 export type DeliveryStatus =
   | "pending"
   | "held"
+  | "waiting"
   | "succeeded"
   | "failed"
   | "dead-lettered"
@@ -52,6 +54,12 @@ export interface NewMessage {
    * types, tenant and filters of any endpoint. Absent on every other message.
    */
   testEndpointId?: string;
+  /**
+   * The message's ordering key (`send({ orderingKey })`): to each endpoint, the deliveries of
+   * messages that share it are made one at a time, in message id order (see `ORDERING_RULES`).
+   * Absent on unordered messages.
+   */
+  orderingKey?: string;
 }
 
 /** A message row. */
@@ -77,6 +85,8 @@ export interface NewDelivery {
   /** The `webhook-id` the receiver sees; stable across retries. */
   webhookId: string;
   createdAt: number;
+  /** Its message's ordering key, copied at fan-out; absent on unordered deliveries. */
+  orderingKey?: string;
 }
 
 /** A delivery row (message × endpoint): the unit of retry state. */
@@ -106,7 +116,7 @@ export function pendingDelivery(
   dueAt: number,
   lease: { token: string; owner: string } | null = null,
 ): DeliveryRecord {
-  return {
+  const record: DeliveryRecord = {
     id: fresh.id,
     messageId: fresh.messageId,
     endpointId: fresh.endpointId,
@@ -121,6 +131,8 @@ export function pendingDelivery(
     lastError: null,
     updatedAt: now,
   };
+  if (fresh.orderingKey !== undefined) record.orderingKey = fresh.orderingKey;
+  return record;
 }
 
 /** A delivery leased to a worker together with its message (one round trip). */
@@ -236,7 +248,16 @@ export interface EndpointFields {
   rateLimit: number | null;
   tenantId: string | null;
   metadata: Record<string, unknown>;
+  /**
+   * What an ordering key does when its head (its earliest delivery not yet done) dead-letters or fails
+   * for good: `skip` moves on to the key's next message; `hold` keeps the key's later messages waiting
+   * until the head is replayed or an operator skips it.
+   */
+  onKeyFailure: KeyFailurePolicy;
 }
+
+/** An endpoint's head-of-line policy for ordering keys (`EndpointFields.onKeyFailure`). */
+export type KeyFailurePolicy = "skip" | "hold";
 
 /** An endpoint row with its state machine fields and current secrets. */
 export interface EndpointRecord extends EndpointFields {

@@ -124,6 +124,7 @@ describe("row mapping", () => {
       "lease_owner",
       "last_error",
       "updated_at",
+      "ordering_key",
     ]);
   });
 

@@ -79,6 +79,7 @@ export const MESSAGE_ROW: RowTable<MessageRecord> = {
   finishedAt: { column: "finished_at", kind: "nullable-number" },
   traceContext: { column: "trace_context", kind: "optional-text" },
   testEndpointId: { column: "test_endpoint_id", kind: "optional-text" },
+  orderingKey: { column: "ordering_key", kind: "optional-text" },
 };
 
 /** `postel.deliveries` / `postel_deliveries` as a `DeliveryRecord`. */
@@ -96,6 +97,7 @@ export const DELIVERY_ROW: RowTable<DeliveryRecord> = {
   leaseOwner: { column: "lease_owner", kind: "nullable-text" },
   lastError: { column: "last_error", kind: "nullable-text" },
   updatedAt: { column: "updated_at", kind: "number" },
+  orderingKey: { column: "ordering_key", kind: "optional-text" },
 };
 
 /** `postel.all_attempts` / `postel_attempts` as an `AttemptRecord`. */
@@ -135,6 +137,7 @@ export const ENDPOINT_ROW: RowTable<EndpointRecord> = {
   rateLimit: { column: "rate_limit", kind: "nullable-number" },
   tenantId: { column: "tenant_id", kind: "nullable-text" },
   metadata: { column: "metadata", kind: "json" },
+  onKeyFailure: { column: "on_key_failure", kind: "text" },
   state: { column: "state", kind: "text" },
   circuitOpenUntil: { column: "circuit_open_until", kind: "nullable-number" },
   disabledReason: { column: "disabled_reason", kind: "nullable-text" },

@@ -1,5 +1,10 @@
 import type { DeliveryTransition, FanoutResult } from "./delivery-storage.js";
-import { type DeliveryStatus, type MessageStatus, TERMINAL_DELIVERY_STATUSES } from "./records.js";
+import {
+  type DeliveryStatus,
+  type KeyFailurePolicy,
+  type MessageStatus,
+  TERMINAL_DELIVERY_STATUSES,
+} from "./records.js";
 
 /**
  * The status a delivery takes for each transition core decides. Storages persist it as given (a SQL
@@ -98,4 +103,12 @@ export function finalStatusCase(anyDelivery: (status: DeliveryStatus) => string)
 /** Statuses as a SQL list, e.g. `('succeeded', 'failed')`: they are fixed words, never user input. */
 export function sqlStatusList(statuses: readonly string[]): string {
   return `(${statuses.map((status) => `'${status}'`).join(", ")})`;
+}
+
+/**
+ * Whether a keyed delivery taking `transition` holds its key (`DeliveryOutcome.holdKey`): it failed for
+ * good or dead-lettered on an endpoint whose `onKeyFailure` is `hold`. Expiry and cancellation never hold.
+ */
+export function holdsKey(policy: KeyFailurePolicy, transition: DeliveryTransition): boolean {
+  return policy === "hold" && (transition.kind === "failed" || transition.kind === "dead-lettered");
 }

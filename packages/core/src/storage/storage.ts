@@ -5,6 +5,7 @@ import type { DeliveryStorage } from "./delivery-storage.js";
 import type { DirectDeliveryStore } from "./direct-store.js";
 import type { LimitsStore } from "./limits-store.js";
 import type { OperationsStore } from "./operations-store.js";
+import type { OrderingStore } from "./ordering-store.js";
 import type { ReplayStore } from "./replay-store.js";
 import type { RetentionStore } from "./retention-store.js";
 
@@ -15,6 +16,7 @@ export * from "./delivery-storage.js";
 export * from "./direct-store.js";
 export * from "./limits-store.js";
 export * from "./operations-store.js";
+export * from "./ordering-store.js";
 export type * from "./replay-store.js";
 export type * from "./retention-store.js";
 
@@ -35,6 +37,11 @@ export interface StorageCapabilities<Tx = never> {
    * CLI and the portal (`OPERATIONS_UNSUPPORTED` without it).
    */
   readonly operations?: OperationsStore;
+  /**
+   * Ordered delivery per key: `send({ orderingKey })` and the held-key operations
+   * (`ORDERING_UNSUPPORTED` without it). Its presence says the delivery verbs keep `ORDERING_RULES`.
+   */
+  readonly ordering?: OrderingStore;
   /** `replay()` and the dead-letter replays (`REPLAY_UNSUPPORTED` without it). */
   readonly replay?: ReplayStore;
   /** `prune()` and the workers' `outbound.retention` (`RETENTION_UNSUPPORTED` without it). */

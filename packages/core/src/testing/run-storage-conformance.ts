@@ -20,6 +20,7 @@ import { operationsTests } from "./conformance/operations.js";
 import { outboxTests } from "./conformance/outbox.js";
 import { outcomeTests } from "./conformance/outcomes.js";
 import { replayTests } from "./conformance/replay.js";
+import { orderingTests } from "./conformance/ordering.js";
 import { retentionTests } from "./conformance/retention.js";
 
 export type { ConformanceGroup } from "./conformance/context.js";
@@ -122,5 +123,6 @@ export function runStorageConformance<S extends Storage<never>>(options: Storage
     testEventTests(context);
     auditLogTests(context);
     credentialTests(context);
+    orderingTests(context);
   });
 }

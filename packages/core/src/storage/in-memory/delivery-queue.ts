@@ -9,9 +9,9 @@ import type {
   LimitedClaim,
   RecordOutcomesResult,
 } from "../storage.js";
-import { deliveryStatusOf } from "../rules.js";
+import { deliveryStatusOf, isTerminal } from "../rules.js";
 import { bucketTokens, HEALTH_BUCKET_MS } from "../storage.js";
-import { compare, copy, type MemoryState, pendingDelivery } from "./state.js";
+import { compare, copy, keyOf, type MemoryState, pendingDelivery } from "./state.js";
 
 /** Delivery-queue verbs of `InMemoryStorage`. */
 export class MemoryDeliveryQueue {
@@ -104,6 +104,7 @@ export class MemoryDeliveryQueue {
       delivery.updatedAt = now;
       this.#apply(delivery, outcome.transition);
       if (outcome.lastError !== undefined) delivery.lastError = outcome.lastError;
+      this.#afterKeyed(delivery, outcome, now);
       if (outcome.attempt) {
         delivery.attemptsMade += 1;
         this.#recordAttempt(delivery, outcome);
@@ -126,6 +127,20 @@ export class MemoryDeliveryQueue {
     return held.length;
   }
 
+  /** `ORDERING_RULES.nextOnEnd`: a keyed delivery that ended holds its key or lets the next one go. */
+  #afterKeyed(delivery: DeliveryRecord, outcome: DeliveryOutcome, now: number): void {
+    const key = delivery.orderingKey;
+    if (key === undefined || !isTerminal(delivery.status)) return;
+    if (outcome.holdKey === true) {
+      this.#state.heldKeys.set(keyOf(delivery.endpointId, key), {
+        endpointId: delivery.endpointId,
+        orderingKey: key,
+        deliveryId: delivery.id,
+        heldAt: now,
+      });
+    } else this.#state.settleKey(delivery.endpointId, key, now);
+  }
+
   /**
    * A direct delivery's row, inserted `pending` and its message marked fanned out, when `token` still
    * holds the un-fanned message; else undefined (lease lost).
@@ -133,7 +148,7 @@ export class MemoryDeliveryQueue {
   #insertDirect(fresh: NewDelivery, token: string, now: number): DeliveryRecord | undefined {
     const row = this.#state.messages.get(fresh.messageId);
     if (!row || row.fanoutToken !== token || !this.#state.unfanned.has(fresh.messageId)) return undefined;
-    this.#state.unfanned.delete(fresh.messageId);
+    this.#state.markFanned(row.record);
     row.fanoutToken = null;
     row.record.fannedOutAt = now;
     const delivery = pendingDelivery(fresh, now, now);

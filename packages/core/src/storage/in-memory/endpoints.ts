@@ -68,6 +68,10 @@ export class MemoryEndpoints {
     row.deleted = true;
     this.#state.endpointsRevision += 1;
     const open = [...this.#state.pending, ...(this.#state.heldByEndpoint.get(id) ?? [])];
+    for (const waiting of this.#state.keyWaiting.values()) {
+      if (waiting[0]?.endpointId === id) open.push(...waiting.map((delivery) => delivery.id));
+    }
+    for (const [key, hold] of this.#state.heldKeys) if (hold.endpointId === id) this.#state.heldKeys.delete(key);
     const touched = new Set<string>();
     for (const deliveryId of open) {
       const delivery = this.#state.deliveries.get(deliveryId)!;

@@ -155,12 +155,28 @@ export class MemoryOutbox {
     lease?: { owner: string; until: number },
   ): Promise<ClaimedDelivery[]> {
     const claimed: ClaimedDelivery[] = [];
-    for (const result of results) {
-      const row = this.#state.messages.get(result.messageId);
-      if (!row || row.fanoutToken !== result.token || !this.#state.unfanned.has(result.messageId)) continue;
-      this.#state.unfanned.delete(result.messageId);
-      row.fanoutToken = null;
+    const state = this.#state;
+    const fenced = (result: FanoutResult) => {
+      const row = state.messages.get(result.messageId);
+      return row !== undefined && row.fanoutToken === result.token && state.unfanned.has(result.messageId)
+        ? row
+        : undefined;
+    };
+    const recording = new Set(results.filter((result) => fenced(result)).map((result) => result.messageId));
+    // In message id order: the earliest new delivery of a key goes first.
+    const inOrder = [...results].sort((a, b) => compare(a.messageId, b.messageId));
+    for (const result of inOrder) {
+      const row = fenced(result);
+      if (!row) continue;
       const message = row.record;
+      if (state.earlierUnfanned(message, recording)) {
+        // An earlier message of its key awaits fan-out elsewhere: free the lease, fan out after it.
+        row.fanoutToken = null;
+        recording.delete(message.id);
+        continue;
+      }
+      state.markFanned(message);
+      row.fanoutToken = null;
       message.fannedOutAt = now;
       const status = fanoutMessageStatus(result);
       if (status !== null) {
@@ -168,13 +184,27 @@ export class MemoryOutbox {
         message.finishedAt = now;
         continue;
       }
-      const inserted = result.deliveries.map((delivery) =>
-        lease && delivery.queued !== true
-          ? pendingDelivery(delivery, now, lease.until, { token: randomUUID(), owner: lease.owner })
-          : pendingDelivery(delivery, now, now),
-      );
-      for (const delivery of inserted) {
-        this.#state.insertDelivery(delivery);
+      for (const fresh of result.deliveries) {
+        if (fresh.orderingKey !== undefined) {
+          // Waiting first; it goes at once when its key on the endpoint has nothing before it.
+          const delivery = pendingDelivery(fresh, now, now);
+          delivery.status = "waiting";
+          state.insertDelivery(delivery);
+          const head = state.settleKey(fresh.endpointId, fresh.orderingKey, now);
+          if (head === delivery && lease && fresh.queued !== true) {
+            const leaseToken = randomUUID();
+            delivery.leaseToken = leaseToken;
+            delivery.leaseOwner = lease.owner;
+            delivery.nextAttemptAt = lease.until;
+            claimed.push({ delivery: copy(delivery), message: copy(message), leaseToken });
+          }
+          continue;
+        }
+        const delivery =
+          lease && fresh.queued !== true
+            ? pendingDelivery(fresh, now, lease.until, { token: randomUUID(), owner: lease.owner })
+            : pendingDelivery(fresh, now, now);
+        state.insertDelivery(delivery);
         if (delivery.leaseToken !== null) {
           claimed.push({ delivery: copy(delivery), message: copy(message), leaseToken: delivery.leaseToken });
         }
@@ -214,7 +244,7 @@ export class MemoryOutbox {
   #insert(message: NewMessage): void {
     const record = { ...copy(message), status: "pending" as const, fannedOutAt: null, finishedAt: null };
     this.#state.messages.set(message.id, { record, fanoutToken: null, fanoutLeaseUntil: 0 });
-    this.#state.unfanned.add(message.id);
+    this.#state.addUnfanned(message);
     if (message.idempotencyKey !== null) this.#state.messageIdByKey.set(message.idempotencyKey, message.id);
   }
 }

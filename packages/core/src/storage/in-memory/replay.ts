@@ -1,7 +1,7 @@
 import type { DeliveryRecord, DeliveryStatus } from "../records.js";
 import { REPLAYABLE_DELIVERY_STATUSES } from "../rules.js";
 import type { DeliveryReset, ReplaySelector } from "../storage.js";
-import { compare, copy, type MemoryState } from "./state.js";
+import { compare, copy, keyOf, type MemoryState } from "./state.js";
 
 /** Statuses replay may reset; `cancelled` is excluded because its endpoint was deleted. */
 const REPLAYABLE = new Set<DeliveryStatus>(REPLAYABLE_DELIVERY_STATUSES);
@@ -46,7 +46,14 @@ export class MemoryReplay {
     for (const { deliveryId, webhookId } of resets) {
       const delivery = this.#state.deliveries.get(deliveryId);
       if (!delivery || !REPLAYABLE.has(delivery.status)) continue;
-      this.#state.setDeliveryStatus(delivery, "pending");
+      const key = delivery.orderingKey;
+      if (key === undefined) this.#state.setDeliveryStatus(delivery, "pending");
+      else {
+        // ORDERING_RULES.replayKeepsPlace: back in its key's queue by its message id; a hold it held is released.
+        const ref = keyOf(delivery.endpointId, key);
+        if (this.#state.heldKeys.get(ref)?.deliveryId === deliveryId) this.#state.heldKeys.delete(ref);
+        this.#state.setDeliveryStatus(delivery, "waiting");
+      }
       delivery.nextAttemptAt = now;
       delivery.retriesUsed = 0;
       delivery.leaseToken = null;
@@ -56,6 +63,7 @@ export class MemoryReplay {
       const message = this.#state.messages.get(delivery.messageId)!.record;
       message.status = "pending";
       message.finishedAt = null;
+      if (key !== undefined) this.#state.settleKey(delivery.endpointId, key, now);
       reset.push(deliveryId);
     }
     return reset;

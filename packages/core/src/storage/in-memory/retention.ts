@@ -47,7 +47,10 @@ export class MemoryRetention {
     const { record } = this.#state.messages.get(id)!;
     if (!FINISHED.has(record.status) || record.finishedAt === null || record.finishedAt >= time) return false;
     const deliveries = this.#state.deliveryIdsByMessage.get(id) ?? [];
-    return deliveries.every((deliveryId) => isTerminal(this.#state.deliveries.get(deliveryId)!.status));
+    if (!deliveries.every((deliveryId) => isTerminal(this.#state.deliveries.get(deliveryId)!.status))) return false;
+    // ORDERING_RULES.retention: a delivery holding its key stays until it is replayed or skipped.
+    for (const hold of this.#state.heldKeys.values()) if (deliveries.includes(hold.deliveryId)) return false;
+    return true;
   }
 
   #remove(id: string): { deliveries: number; attempts: number } {

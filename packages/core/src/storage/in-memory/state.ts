@@ -24,9 +24,27 @@ export interface EndpointRow {
   deleted: boolean;
 }
 
+/** A key held on an endpoint (`OrderingStore`). */
+export interface HeldKeyRow {
+  endpointId: string;
+  orderingKey: string;
+  deliveryId: string;
+  heldAt: number;
+}
+
+/** The map key of an endpoint's ordering key. */
+export function keyOf(endpointId: string, orderingKey: string): string {
+  return `${endpointId}\u0000${orderingKey}`;
+}
+
 /** Code-unit order of ids (like `COLLATE "C"` in SQL); core's ids sort by creation time. */
 export function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Waiting order: by message id, then delivery id. */
+function byMessage(a: DeliveryRecord, b: DeliveryRecord): number {
+  return compare(a.messageId, b.messageId) || compare(a.id, b.id);
 }
 
 /** Deep copy, so callers never hold references into the store. */
@@ -44,6 +62,14 @@ export class MemoryState {
   readonly messageIdByKey = new Map<string, string>();
   /** Pending messages not yet fanned out. */
   readonly unfanned = new Set<string>();
+  /** Ordering key → its messages in `unfanned`. */
+  readonly unfannedByKey = new Map<string, Set<string>>();
+  /** `keyOf(endpoint, key)` → its head: the delivery of the key to the endpoint that is `pending` or `held`. */
+  readonly keyHeads = new Map<string, string>();
+  /** `keyOf(endpoint, key)` → its `waiting` deliveries, in message id order. */
+  readonly keyWaiting = new Map<string, DeliveryRecord[]>();
+  /** `keyOf(endpoint, key)` → the hold on it. */
+  readonly heldKeys = new Map<string, HeldKeyRow>();
   readonly deliveries = new Map<string, DeliveryRecord>();
   readonly deliveryIdsByMessage = new Map<string, string[]>();
   /** Deliveries in status `pending` (leased or not). */
@@ -67,6 +93,51 @@ export class MemoryState {
     if (siblings) siblings.push(delivery.id);
     else this.deliveryIdsByMessage.set(delivery.messageId, [delivery.id]);
     this.#index(delivery);
+  }
+
+  /** Index a new message awaiting fan-out. */
+  addUnfanned(message: { id: string; orderingKey?: string }): void {
+    this.unfanned.add(message.id);
+    if (message.orderingKey === undefined) return;
+    const ids = this.unfannedByKey.get(message.orderingKey);
+    if (ids) ids.add(message.id);
+    else this.unfannedByKey.set(message.orderingKey, new Set([message.id]));
+  }
+
+  /** The message was fanned out (or delivered directly): it no longer awaits fan-out. */
+  markFanned(message: { id: string; orderingKey?: string }): void {
+    this.unfanned.delete(message.id);
+    if (message.orderingKey === undefined) return;
+    const ids = this.unfannedByKey.get(message.orderingKey);
+    ids?.delete(message.id);
+    if (ids?.size === 0) this.unfannedByKey.delete(message.orderingKey);
+  }
+
+  /**
+   * `ORDERING_RULES.fanoutInOrder`: whether an earlier message of `message`'s key awaits fan-out, other
+   * than the ones in `recording`.
+   */
+  earlierUnfanned(message: { id: string; orderingKey?: string }, recording: ReadonlySet<string>): boolean {
+    if (message.orderingKey === undefined) return false;
+    for (const id of this.unfannedByKey.get(message.orderingKey) ?? []) {
+      if (compare(id, message.id) < 0 && !recording.has(id)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * `ORDERING_RULES.nextOnEnd`: when the endpoint's key has no head and no hold, its earliest waiting
+   * delivery becomes `pending`, due `now`. Returns it, or undefined.
+   */
+  settleKey(endpointId: string, orderingKey: string, now: number): DeliveryRecord | undefined {
+    const key = keyOf(endpointId, orderingKey);
+    if (this.keyHeads.has(key) || this.heldKeys.has(key)) return undefined;
+    const next = this.keyWaiting.get(key)?.[0];
+    if (next === undefined) return undefined;
+    this.setDeliveryStatus(next, "pending");
+    next.nextAttemptAt = now;
+    next.updatedAt = now;
+    return next;
   }
 
   /** Change a delivery's status, keeping the work indexes in step. */
@@ -134,10 +205,29 @@ export class MemoryState {
       if (held) held.add(delivery.id);
       else this.heldByEndpoint.set(delivery.endpointId, new Set([delivery.id]));
     }
+    if (delivery.orderingKey === undefined) return;
+    const key = keyOf(delivery.endpointId, delivery.orderingKey);
+    if (delivery.status === "pending" || delivery.status === "held") this.keyHeads.set(key, delivery.id);
+    else if (delivery.status === "waiting") {
+      const waiting = this.keyWaiting.get(key) ?? [];
+      this.keyWaiting.set(key, waiting);
+      // Mostly appended: a key's messages fan out in id order.
+      let at = waiting.length;
+      while (at > 0 && byMessage(waiting[at - 1]!, delivery) > 0) at--;
+      waiting.splice(at, 0, delivery);
+    }
   }
 
   #unindex(delivery: DeliveryRecord): void {
     this.pending.delete(delivery.id);
     this.heldByEndpoint.get(delivery.endpointId)?.delete(delivery.id);
+    if (delivery.orderingKey === undefined) return;
+    const key = keyOf(delivery.endpointId, delivery.orderingKey);
+    if (this.keyHeads.get(key) === delivery.id) this.keyHeads.delete(key);
+    const waiting = this.keyWaiting.get(key);
+    if (waiting === undefined) return;
+    const at = waiting.indexOf(delivery);
+    if (at >= 0) waiting.splice(at, 1);
+    if (waiting.length === 0) this.keyWaiting.delete(key);
   }
 }

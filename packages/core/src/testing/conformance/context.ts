@@ -34,6 +34,7 @@ export const CONFORMANCE_GROUPS = [
   "test-events",
   "audit-log",
   "credentials",
+  "ordering",
 ] as const;
 
 /**
@@ -71,6 +72,7 @@ export const GROUP_CAPABILITY: { readonly [G in ConformanceGroup]: StorageCapabi
   "test-events": null,
   "audit-log": "auditLog",
   credentials: "credentials",
+  ordering: "ordering",
 };
 
 /** Name of one group of the storage conformance suite. */

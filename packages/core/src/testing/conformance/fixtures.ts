@@ -61,6 +61,7 @@ export function newEndpoint(overrides: Partial<EndpointRecord> = {}): EndpointRe
     rateLimit: null,
     tenantId: null,
     metadata: {},
+    onKeyFailure: "skip",
     state: "active",
     circuitOpenUntil: null,
     disabledReason: null,
@@ -134,15 +135,18 @@ export async function fanOut(
   }
   const deliveries: NewDelivery[] = [];
   const results = messages.map((message) => {
+    const key = message.orderingKey;
     const forMessage = options.endpoints.map((endpoint) => ({
       id: nextId("dlv"),
       messageId: message.id,
       endpointId: endpoint.id,
       webhookId: nextId("wh"),
       createdAt: now,
+      ...(key === undefined ? {} : { orderingKey: key }),
     }));
     deliveries.push(...forMessage);
-    return { messageId: message.id, token: tokens.get(message.id)!, deliveries: forMessage };
+    const result = { messageId: message.id, token: tokens.get(message.id)!, deliveries: forMessage };
+    return key === undefined ? result : { ...result, orderingKey: key };
   });
   await storage.recordFanout(results, now);
   return { messages, deliveries };

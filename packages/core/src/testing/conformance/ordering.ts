@@ -1,0 +1,385 @@
+import { expect } from "vitest";
+import type { ClaimedDelivery, NewDelivery } from "../../storage/records.js";
+import type { DeliveryTransition, Storage } from "../../storage/storage.js";
+import { type ConformanceContext, group } from "./context.js";
+import {
+  attemptFor,
+  claimAll,
+  createEndpoints,
+  deliveryRow,
+  fanOut,
+  LEASE_MS,
+  lease,
+  newMessage,
+  nextId,
+  T0,
+} from "./fixtures.js";
+import { pruneAll } from "./retention.js";
+
+const DAY = 86_400_000;
+
+/** Records `transition` for `claimed` at `now`, holding its key when `hold` (as core does under `onKeyFailure: "hold"`). */
+async function end(
+  storage: Storage<unknown>,
+  claimed: ClaimedDelivery,
+  transition: DeliveryTransition,
+  now: number,
+  hold = false,
+): Promise<void> {
+  const http = ["succeeded", "retry", "failed", "dead-lettered"].includes(transition.kind);
+  const { recorded } = await storage.recordOutcomes(
+    [
+      {
+        deliveryId: claimed.delivery.id,
+        leaseToken: claimed.leaseToken,
+        transition,
+        ...(http
+          ? {
+              attempt: attemptFor(claimed, {
+                startedAt: now,
+                ...(transition.kind === "succeeded"
+                  ? {}
+                  : { outcome: "retryable", statusCode: 500, error: "HTTP 500" }),
+              }),
+            }
+          : {}),
+        ...(claimed.delivery.orderingKey === undefined ? {} : { orderingKey: claimed.delivery.orderingKey }),
+        ...(hold ? { holdKey: true as const } : {}),
+      },
+    ],
+    now,
+  );
+  expect(recorded).toEqual([claimed.delivery.id]);
+}
+
+/** The ids a claim at `now` returns, in claim order. */
+async function claimedIds(storage: Storage<unknown>, now: number): Promise<string[]> {
+  return [...(await claimAll(storage, now)).keys()];
+}
+
+/** Statuses of `deliveries`, in their order. */
+async function statuses(storage: Storage<unknown>, deliveries: NewDelivery[]): Promise<string[]> {
+  return Promise.all(deliveries.map(async (d) => (await deliveryRow(storage, d)).status));
+}
+
+/** The storage's `ordering` capability (`ORDERING_RULES`): one delivery per endpoint and key at a time. */
+export function orderingTests(context: ConformanceContext): void {
+  group(context, "ordering", (test) => {
+    test("a key's deliveries to an endpoint: the earliest is pending, the rest wait and are never claimed", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { deliveries } = await fanOut(storage, {
+        endpoints: [endpoint!],
+        messages: [{ orderingKey: "sub_1" }, { orderingKey: "sub_1" }, { orderingKey: "sub_1" }],
+      });
+      expect(await statuses(storage, deliveries)).toEqual(["pending", "waiting", "waiting"]);
+      expect(await claimedIds(storage, T0 + DAY)).toEqual([deliveries[0]!.id]);
+      expect((await deliveryRow(storage, deliveries[1]!)).orderingKey).toBe("sub_1");
+    });
+
+    test("other keys, other endpoints and unordered work are not held back by a key's head", async () => {
+      const storage = context.storage();
+      const [one, two] = await createEndpoints(storage, 2);
+      const { deliveries } = await fanOut(storage, {
+        endpoints: [one!, two!],
+        messages: [{ orderingKey: "a" }, { orderingKey: "a" }, { orderingKey: "b" }, {}],
+      });
+      // Per message: [to one, to two].
+      const [a1one, a1two, a2one, a2two, b1one, b1two, u1one, u1two] = deliveries;
+      const first = await claimAll(storage, T0);
+      expect([...first.keys()].sort()).toEqual(
+        [a1one, a1two, b1one, b1two, u1one, u1two].map((d) => d!.id).sort(),
+      );
+      // a's head on `one` retries; on `two` it succeeds: `two` moves on, `one` waits.
+      await end(storage, first.get(a1one!.id)!, { kind: "retry", nextAttemptAt: T0 + 5_000, retriesUsed: 1 }, T0);
+      await end(storage, first.get(a1two!.id)!, { kind: "succeeded" }, T0);
+      expect(await statuses(storage, [a2one!, a2two!])).toEqual(["waiting", "pending"]);
+      expect(await claimedIds(storage, T0 + 1)).toEqual([a2two!.id]);
+    });
+
+    test("when the head ends, the key's next delivery by message id becomes due at once", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { deliveries } = await fanOut(storage, {
+        endpoints: [endpoint!],
+        messages: [{ orderingKey: "k" }, { orderingKey: "k" }, { orderingKey: "k" }],
+      });
+      const order: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const now = T0 + i * 1_000;
+        const claims = [...(await claimAll(storage, now)).values()];
+        expect(claims).toHaveLength(1);
+        order.push(claims[0]!.delivery.id);
+        if (i > 0) expect(claims[0]!.delivery.retriesUsed).toBe(0);
+        await end(storage, claims[0]!, { kind: "succeeded" }, now);
+      }
+      expect(order).toEqual(deliveries.map((d) => d.id));
+      expect(await claimAll(storage, T0 + DAY)).toHaveProperty("size", 0);
+    });
+
+    test("a retrying, deferred or held head keeps its key waiting; releaseHeld gives it back the head", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { deliveries } = await fanOut(storage, {
+        endpoints: [endpoint!],
+        messages: [{ orderingKey: "k" }, { orderingKey: "k" }],
+      });
+      const [head, next] = deliveries;
+      let claims = await claimAll(storage, T0);
+      await end(storage, claims.get(head!.id)!, { kind: "retry", nextAttemptAt: T0 + 10_000, retriesUsed: 1 }, T0);
+      expect(await claimedIds(storage, T0 + 5_000)).toEqual([]);
+      claims = await claimAll(storage, T0 + 10_000);
+      expect([...claims.keys()]).toEqual([head!.id]);
+      await end(storage, claims.get(head!.id)!, { kind: "deferred", nextAttemptAt: T0 + 20_000 }, T0 + 10_000);
+      claims = await claimAll(storage, T0 + 20_000);
+      expect([...claims.keys()]).toEqual([head!.id]);
+      await end(storage, claims.get(head!.id)!, { kind: "held" }, T0 + 20_000);
+      expect(await statuses(storage, [head!, next!])).toEqual(["held", "waiting"]);
+      expect(await storage.releaseHeld(endpoint!.id, T0 + 30_000)).toBe(1);
+      expect(await claimedIds(storage, T0 + 30_000)).toEqual([head!.id]);
+    });
+
+    test("a head whose lease expires is claimed again by the next worker; the key's next one still waits", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { deliveries } = await fanOut(storage, {
+        endpoints: [endpoint!],
+        messages: [{ orderingKey: "k" }, { orderingKey: "k" }],
+      });
+      expect(await claimedIds(storage, T0)).toEqual([deliveries[0]!.id]);
+      expect(await claimedIds(storage, T0 + 1_000)).toEqual([]);
+      const again = await storage.claimDue(lease(T0 + LEASE_MS + 1, { owner: "worker-2" }));
+      expect(again.map((c) => c.delivery.id)).toEqual([deliveries[0]!.id]);
+    });
+
+    test("a dead-lettered, failed or expired head lets the next go; with holdKey the key is held until skipped", async () => {
+      const storage = context.storage();
+      const ordering = storage.ordering!;
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { deliveries } = await fanOut(storage, {
+        endpoints: [endpoint!],
+        messages: ["k", "k", "k", "k", "k"].map((orderingKey) => ({ orderingKey })),
+      });
+      const [d1, d2, d3, d4, d5] = deliveries;
+      let claims = await claimAll(storage, T0);
+      await end(storage, claims.get(d1!.id)!, { kind: "dead-lettered" }, T0);
+      claims = await claimAll(storage, T0);
+      expect([...claims.keys()]).toEqual([d2!.id]);
+      await end(storage, claims.get(d2!.id)!, { kind: "failed" }, T0);
+      claims = await claimAll(storage, T0);
+      expect([...claims.keys()]).toEqual([d3!.id]);
+      await end(storage, claims.get(d3!.id)!, { kind: "dead-lettered" }, T0 + 1, true);
+      expect(await claimedIds(storage, T0 + DAY)).toEqual([]);
+      const held = await ordering.listHeldKeys({ limit: 10 });
+      expect(held).toEqual([
+        {
+          endpointId: endpoint!.id,
+          orderingKey: "k",
+          deliveryId: d3!.id,
+          messageId: d3!.messageId,
+          status: "dead-lettered",
+          lastError: null,
+          heldAt: T0 + 1,
+          waiting: 2,
+        },
+      ]);
+      expect(await ordering.listHeldKeys({ limit: 10, countCap: 1 })).toMatchObject([{ waiting: 1 }]);
+      expect(await ordering.countWaiting({ cap: 100 })).toBe(2);
+      expect(await ordering.countWaiting({ endpointId: endpoint!.id, cap: 1 })).toBe(1);
+      expect(await ordering.skipHeldKey(endpoint!.id, "other", T0 + 2)).toBeNull();
+      expect(await ordering.skipHeldKey(endpoint!.id, "k", T0 + 2)).toBe(d3!.id);
+      expect(await ordering.listHeldKeys({ limit: 10 })).toEqual([]);
+      expect(await ordering.skipHeldKey(endpoint!.id, "k", T0 + 3)).toBeNull();
+      claims = await claimAll(storage, T0 + 2);
+      expect([...claims.keys()]).toEqual([d4!.id]);
+      // An expired head (its message's ttl) moves on too.
+      await end(storage, claims.get(d4!.id)!, { kind: "expired" }, T0 + 2);
+      expect(await claimedIds(storage, T0 + 2)).toEqual([d5!.id]);
+      expect((await deliveryRow(storage, d3!)).status).toBe("dead-lettered");
+    });
+
+    test("a held key holds new messages of the key too; listHeldKeys pages by endpoint, then key", async () => {
+      const storage = context.storage();
+      const ordering = storage.ordering!;
+      const [one, two] = await createEndpoints(storage, 2);
+      const first = await fanOut(storage, {
+        endpoints: [one!, two!],
+        messages: [{ orderingKey: "b" }, { orderingKey: "a" }],
+      });
+      const claims = await claimAll(storage, T0);
+      for (const claim of claims.values()) await end(storage, claim, { kind: "dead-lettered" }, T0, true);
+      const later = await fanOut(storage, { endpoints: [one!], messages: [{ orderingKey: "a" }], now: T0 + 1 });
+      expect(await statuses(storage, later.deliveries)).toEqual(["waiting"]);
+      const all = await ordering.listHeldKeys({ limit: 10 });
+      expect(all.map((h) => [h.endpointId, h.orderingKey])).toEqual([
+        [one!.id, "a"],
+        [one!.id, "b"],
+        [two!.id, "a"],
+        [two!.id, "b"],
+      ]);
+      expect(all[0]!.waiting).toBe(1);
+      const page = await ordering.listHeldKeys({ limit: 2, after: { endpointId: one!.id, orderingKey: "b" } });
+      expect(page.map((h) => [h.endpointId, h.orderingKey])).toEqual([
+        [two!.id, "a"],
+        [two!.id, "b"],
+      ]);
+      expect(await ordering.listHeldKeys({ endpointId: two!.id, limit: 10 })).toHaveLength(2);
+      expect(first.deliveries).toHaveLength(4);
+    });
+
+    test("recordFanout records a keyed message only after the earlier ones of its key, and frees its lease", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const m1 = newMessage({ orderingKey: "k" });
+      const m2 = newMessage({ orderingKey: "k" });
+      const m3 = newMessage({ orderingKey: "other" });
+      for (const m of [m1, m2, m3]) await storage.enqueue(m);
+      const claimed = await storage.claimFanout(lease(T0, { limit: 10 }));
+      const token = new Map(claimed.map((c) => [c.message.id, c.token]));
+      const result = (message: typeof m1) => ({
+        messageId: message.id,
+        token: token.get(message.id)!,
+        orderingKey: message.orderingKey!,
+        deliveries: [
+          {
+            id: nextId("dlv"),
+            messageId: message.id,
+            endpointId: endpoint!.id,
+            webhookId: message.id,
+            createdAt: T0,
+            orderingKey: message.orderingKey!,
+          },
+        ],
+      });
+      // m2 before m1 (another worker holds m1): nothing is written for m2; m3's key is free.
+      const [r1, r2, r3] = [result(m1), result(m2), result(m3)];
+      await storage.recordFanout([r2, r3], T0);
+      expect(await storage.listDeliveries(m2.id)).toEqual([]);
+      expect((await storage.getMessage(m2.id))!.fannedOutAt).toBeNull();
+      expect(await statuses(storage, r3.deliveries)).toEqual(["pending"]);
+      // m2's lease is free again (m1's is still held).
+      const again = await storage.claimFanout(lease(T0 + 1, { limit: 10 }));
+      expect(again.map((c) => c.message.id)).toEqual([m2.id]);
+      await storage.recordFanout([r1], T0 + 2);
+      await storage.recordFanout([{ ...result(m2), token: again[0]!.token }], T0 + 3);
+      const rows = [(await storage.listDeliveries(m1.id))[0]!, (await storage.listDeliveries(m2.id))[0]!];
+      expect(rows.map((d) => d.status)).toEqual(["pending", "waiting"]);
+    });
+
+    test("recordFanout in one call: the key's earliest message goes first whatever the results' order; only heads come back leased", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const messages = [newMessage({ orderingKey: "k" }), newMessage({ orderingKey: "k" }), newMessage()];
+      for (const m of messages) await storage.enqueue(m);
+      const claimed = await storage.claimFanout(lease(T0, { limit: 10 }));
+      const results = claimed.map(({ message, token }) => {
+        const key = message.orderingKey;
+        const delivery = {
+          id: nextId("dlv"),
+          messageId: message.id,
+          endpointId: endpoint!.id,
+          webhookId: message.id,
+          createdAt: T0,
+          ...(key === undefined ? {} : { orderingKey: key }),
+        };
+        return { messageId: message.id, token, deliveries: [delivery], ...(key === undefined ? {} : { orderingKey: key }) };
+      });
+      const leased = await storage.recordFanout([...results].reverse(), T0, {
+        owner: "worker-1",
+        until: T0 + LEASE_MS,
+      });
+      const byMessage = (i: number) => results.find((r) => r.messageId === messages[i]!.id)!.deliveries[0]!;
+      expect(leased.map((c) => c.delivery.id).sort()).toEqual([byMessage(0).id, byMessage(2).id].sort());
+      expect(await statuses(storage, [byMessage(0), byMessage(1), byMessage(2)])).toEqual([
+        "pending",
+        "waiting",
+        "pending",
+      ]);
+    });
+
+    test("replay keeps its place: a held head replayed goes first, then the ones that waited", async (t) => {
+      const replay = t.needs("replay");
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { deliveries } = await fanOut(storage, {
+        endpoints: [endpoint!],
+        messages: [{ orderingKey: "k" }, { orderingKey: "k" }],
+      });
+      const [head, next] = deliveries;
+      let claims = await claimAll(storage, T0);
+      await end(storage, claims.get(head!.id)!, { kind: "dead-lettered" }, T0, true);
+      expect(await replay.resetDeliveries([{ deliveryId: head!.id, webhookId: "wh_again" }], T0 + 1)).toEqual([
+        head!.id,
+      ]);
+      expect(await storage.ordering!.listHeldKeys({ limit: 10 })).toEqual([]);
+      claims = await claimAll(storage, T0 + 1);
+      expect([...claims.keys()]).toEqual([head!.id]);
+      await end(storage, claims.get(head!.id)!, { kind: "succeeded" }, T0 + 1);
+      expect(await claimedIds(storage, T0 + 1)).toEqual([next!.id]);
+    });
+
+    test("replay of a keyed delivery while its key has a head: it waits, then goes before later messages", async (t) => {
+      const replay = t.needs("replay");
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { deliveries } = await fanOut(storage, {
+        endpoints: [endpoint!],
+        messages: [{ orderingKey: "k" }, { orderingKey: "k" }, { orderingKey: "k" }],
+      });
+      const [d1, d2, d3] = deliveries;
+      let claims = await claimAll(storage, T0);
+      await end(storage, claims.get(d1!.id)!, { kind: "succeeded" }, T0);
+      claims = await claimAll(storage, T0);
+      expect([...claims.keys()]).toEqual([d2!.id]);
+      await replay.resetDeliveries([{ deliveryId: d1!.id, webhookId: "wh_1" }], T0 + 1);
+      expect(await statuses(storage, [d1!, d2!, d3!])).toEqual(["waiting", "pending", "waiting"]);
+      await end(storage, claims.get(d2!.id)!, { kind: "succeeded" }, T0 + 2);
+      expect(await claimedIds(storage, T0 + 2)).toEqual([d1!.id]);
+    });
+
+    test("deleteEndpoint cancels waiting deliveries and releases the endpoint's held keys", async () => {
+      const storage = context.storage();
+      const [endpoint, other] = await createEndpoints(storage, 2);
+      const { messages, deliveries } = await fanOut(storage, {
+        endpoints: [endpoint!, other!],
+        messages: [{ orderingKey: "k" }, { orderingKey: "k" }, { orderingKey: "j" }, { orderingKey: "j" }],
+      });
+      const claims = await claimAll(storage, T0);
+      const jHead = deliveries[4]!;
+      await end(storage, claims.get(jHead.id)!, { kind: "dead-lettered" }, T0, true);
+      expect(await storage.deleteEndpoint(endpoint!.id, T0 + 1)).toBe(true);
+      const mine = deliveries.filter((d) => d.endpointId === endpoint!.id);
+      expect(await statuses(storage, mine)).toEqual(["cancelled", "cancelled", "dead-lettered", "cancelled"]);
+      expect(await storage.ordering!.listHeldKeys({ limit: 10 })).toEqual([]);
+      // The other endpoint's keys go on as before.
+      expect(await statuses(storage, deliveries.filter((d) => d.endpointId === other!.id))).toEqual([
+        "pending",
+        "waiting",
+        "pending",
+        "waiting",
+      ]);
+      expect((await storage.getMessage(messages[0]!.id))!.status).toBe("pending");
+    });
+
+    test("a message is finished only when its waiting deliveries are done; one holding its key is never pruned", async (t) => {
+      t.needs("retention");
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { messages, deliveries } = await fanOut(storage, {
+        endpoints: [endpoint!],
+        messages: [{ orderingKey: "k" }, { orderingKey: "k" }, { orderingKey: "j" }],
+      });
+      let claims = await claimAll(storage, T0);
+      await end(storage, claims.get(deliveries[0]!.id)!, { kind: "succeeded" }, T0);
+      await end(storage, claims.get(deliveries[2]!.id)!, { kind: "dead-lettered" }, T0, true);
+      expect((await storage.getMessage(messages[1]!.id))!.status).toBe("pending");
+      claims = await claimAll(storage, T0);
+      await end(storage, claims.get(deliveries[1]!.id)!, { kind: "succeeded" }, T0);
+      expect((await storage.getMessage(messages[2]!.id))!.status).toBe("dead-lettered");
+      const pruned = await pruneAll(storage, T0 + 2 * DAY, 100);
+      expect(pruned.messages).toBe(2);
+      expect(await storage.getMessage(messages[2]!.id)).not.toBeNull();
+      expect(await storage.ordering!.listHeldKeys({ limit: 10 })).toHaveLength(1);
+    });
+  });
+}
