@@ -7,6 +7,7 @@ import { seededRandom } from "../random.js";
 import type { Storage } from "../storage/storage.js";
 import { autoDisableScenarios } from "./scenarios/auto-disable.js";
 import { isolationScenarios } from "./scenarios/isolation.js";
+import { orderingScenarios } from "./scenarios/ordering.js";
 import {
   ENGINE_SCENARIO_GROUPS,
   type EngineScenarioGroup,
@@ -107,5 +108,6 @@ export function runEngineScenarios<S extends Storage<never>>(options: EngineScen
 
     autoDisableScenarios(context);
     isolationScenarios(context);
+    orderingScenarios(context);
   });
 }

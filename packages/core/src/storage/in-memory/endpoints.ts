@@ -71,7 +71,8 @@ export class MemoryEndpoints {
     for (const waiting of this.#state.keyWaiting.values()) {
       if (waiting[0]?.endpointId === id) open.push(...waiting.map((delivery) => delivery.id));
     }
-    for (const [key, hold] of this.#state.heldKeys) if (hold.endpointId === id) this.#state.heldKeys.delete(key);
+    for (const [key, hold] of this.#state.heldKeys)
+      if (hold.endpointId === id) this.#state.heldKeys.delete(key);
     const touched = new Set<string>();
     for (const deliveryId of open) {
       const delivery = this.#state.deliveries.get(deliveryId)!;

@@ -47,7 +47,8 @@ export class MemoryRetention {
     const { record } = this.#state.messages.get(id)!;
     if (!FINISHED.has(record.status) || record.finishedAt === null || record.finishedAt >= time) return false;
     const deliveries = this.#state.deliveryIdsByMessage.get(id) ?? [];
-    if (!deliveries.every((deliveryId) => isTerminal(this.#state.deliveries.get(deliveryId)!.status))) return false;
+    if (!deliveries.every((deliveryId) => isTerminal(this.#state.deliveries.get(deliveryId)!.status)))
+      return false;
     // ORDERING_RULES.retention: a delivery holding its key stays until it is replayed or skipped.
     for (const hold of this.#state.heldKeys.values()) if (deliveries.includes(hold.deliveryId)) return false;
     return true;

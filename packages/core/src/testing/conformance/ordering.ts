@@ -91,7 +91,12 @@ export function orderingTests(context: ConformanceContext): void {
         [a1one, a1two, b1one, b1two, u1one, u1two].map((d) => d!.id).sort(),
       );
       // a's head on `one` retries; on `two` it succeeds: `two` moves on, `one` waits.
-      await end(storage, first.get(a1one!.id)!, { kind: "retry", nextAttemptAt: T0 + 5_000, retriesUsed: 1 }, T0);
+      await end(
+        storage,
+        first.get(a1one!.id)!,
+        { kind: "retry", nextAttemptAt: T0 + 5_000, retriesUsed: 1 },
+        T0,
+      );
       await end(storage, first.get(a1two!.id)!, { kind: "succeeded" }, T0);
       expect(await statuses(storage, [a2one!, a2two!])).toEqual(["waiting", "pending"]);
       expect(await claimedIds(storage, T0 + 1)).toEqual([a2two!.id]);
@@ -126,11 +131,21 @@ export function orderingTests(context: ConformanceContext): void {
       });
       const [head, next] = deliveries;
       let claims = await claimAll(storage, T0);
-      await end(storage, claims.get(head!.id)!, { kind: "retry", nextAttemptAt: T0 + 10_000, retriesUsed: 1 }, T0);
+      await end(
+        storage,
+        claims.get(head!.id)!,
+        { kind: "retry", nextAttemptAt: T0 + 10_000, retriesUsed: 1 },
+        T0,
+      );
       expect(await claimedIds(storage, T0 + 5_000)).toEqual([]);
       claims = await claimAll(storage, T0 + 10_000);
       expect([...claims.keys()]).toEqual([head!.id]);
-      await end(storage, claims.get(head!.id)!, { kind: "deferred", nextAttemptAt: T0 + 20_000 }, T0 + 10_000);
+      await end(
+        storage,
+        claims.get(head!.id)!,
+        { kind: "deferred", nextAttemptAt: T0 + 20_000 },
+        T0 + 10_000,
+      );
       claims = await claimAll(storage, T0 + 20_000);
       expect([...claims.keys()]).toEqual([head!.id]);
       await end(storage, claims.get(head!.id)!, { kind: "held" }, T0 + 20_000);
@@ -208,7 +223,11 @@ export function orderingTests(context: ConformanceContext): void {
       });
       const claims = await claimAll(storage, T0);
       for (const claim of claims.values()) await end(storage, claim, { kind: "dead-lettered" }, T0, true);
-      const later = await fanOut(storage, { endpoints: [one!], messages: [{ orderingKey: "a" }], now: T0 + 1 });
+      const later = await fanOut(storage, {
+        endpoints: [one!],
+        messages: [{ orderingKey: "a" }],
+        now: T0 + 1,
+      });
       expect(await statuses(storage, later.deliveries)).toEqual(["waiting"]);
       const all = await ordering.listHeldKeys({ limit: 10 });
       expect(all.map((h) => [h.endpointId, h.orderingKey])).toEqual([
@@ -218,7 +237,10 @@ export function orderingTests(context: ConformanceContext): void {
         [two!.id, "b"],
       ]);
       expect(all[0]!.waiting).toBe(1);
-      const page = await ordering.listHeldKeys({ limit: 2, after: { endpointId: one!.id, orderingKey: "b" } });
+      const page = await ordering.listHeldKeys({
+        limit: 2,
+        after: { endpointId: one!.id, orderingKey: "b" },
+      });
       expect(page.map((h) => [h.endpointId, h.orderingKey])).toEqual([
         [two!.id, "a"],
         [two!.id, "b"],
@@ -282,7 +304,12 @@ export function orderingTests(context: ConformanceContext): void {
           createdAt: T0,
           ...(key === undefined ? {} : { orderingKey: key }),
         };
-        return { messageId: message.id, token, deliveries: [delivery], ...(key === undefined ? {} : { orderingKey: key }) };
+        return {
+          messageId: message.id,
+          token,
+          deliveries: [delivery],
+          ...(key === undefined ? {} : { orderingKey: key }),
+        };
       });
       const leased = await storage.recordFanout([...results].reverse(), T0, {
         owner: "worker-1",
@@ -308,9 +335,9 @@ export function orderingTests(context: ConformanceContext): void {
       const [head, next] = deliveries;
       let claims = await claimAll(storage, T0);
       await end(storage, claims.get(head!.id)!, { kind: "dead-lettered" }, T0, true);
-      expect(await replay.resetDeliveries([{ deliveryId: head!.id, webhookId: "wh_again" }], T0 + 1)).toEqual([
-        head!.id,
-      ]);
+      expect(await replay.resetDeliveries([{ deliveryId: head!.id, webhookId: "wh_again" }], T0 + 1)).toEqual(
+        [head!.id],
+      );
       expect(await storage.ordering!.listHeldKeys({ limit: 10 })).toEqual([]);
       claims = await claimAll(storage, T0 + 1);
       expect([...claims.keys()]).toEqual([head!.id]);
@@ -352,12 +379,12 @@ export function orderingTests(context: ConformanceContext): void {
       expect(await statuses(storage, mine)).toEqual(["cancelled", "cancelled", "dead-lettered", "cancelled"]);
       expect(await storage.ordering!.listHeldKeys({ limit: 10 })).toEqual([]);
       // The other endpoint's keys go on as before.
-      expect(await statuses(storage, deliveries.filter((d) => d.endpointId === other!.id))).toEqual([
-        "pending",
-        "waiting",
-        "pending",
-        "waiting",
-      ]);
+      expect(
+        await statuses(
+          storage,
+          deliveries.filter((d) => d.endpointId === other!.id),
+        ),
+      ).toEqual(["pending", "waiting", "pending", "waiting"]);
       expect((await storage.getMessage(messages[0]!.id))!.status).toBe("pending");
     });
 

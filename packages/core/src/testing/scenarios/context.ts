@@ -6,7 +6,7 @@ import type { Storage } from "../../storage/storage.js";
 import type { ScenarioReceiver } from "./receiver.js";
 
 /** The groups of the engine scenario suite; each can be skipped with a stated reason. */
-export const ENGINE_SCENARIO_GROUPS = ["auto-disable", "isolation", "limits"] as const;
+export const ENGINE_SCENARIO_GROUPS = ["auto-disable", "isolation", "limits", "ordering"] as const;
 
 /** Name of one group of the engine scenario suite. */
 export type EngineScenarioGroup = (typeof ENGINE_SCENARIO_GROUPS)[number];

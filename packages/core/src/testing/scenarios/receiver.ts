@@ -37,7 +37,7 @@ export interface ScenarioReceiver {
   readonly requests: SeenRequest[];
   /** Requests seen on one path. */
   on(path: string): SeenRequest[];
-  /** Replace the answer for a path: a fixed reply, or a function of the request's index on that path. */
+  /** Replace the answer for a path: a fixed reply, or a function of the request's index on that path (the request is in `on(path)` already). */
   script(path: string, reply: Reply | ((index: number) => Reply)): void;
   /** Stops the server, destroying hung, trickling and delayed connections at once. */
   close(): Promise<void>;
@@ -62,8 +62,8 @@ export async function startScenarioReceiver(): Promise<ScenarioReceiver> {
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
       const index = requests.filter((r) => r.path === path).length;
-      const reply = scripts.get(path)?.(index) ?? 200;
       const id = req.headers["webhook-id"];
+      // Recorded before the script runs, so a script can answer by what the request carries.
       requests.push({
         path,
         headers: req.headers,
@@ -72,6 +72,7 @@ export async function startScenarioReceiver(): Promise<ScenarioReceiver> {
         webhookId: typeof id === "string" ? id : null,
         arrivedAt,
       });
+      const reply = scripts.get(path)?.(index) ?? 200;
       if (reply === "reset") return req.socket.destroy();
       if (reply === "hang") return;
       if (reply === "trickle") {
