@@ -1,0 +1,112 @@
+import { describe, expect, test } from "vitest";
+import { ManualClock } from "../src/clock.js";
+import { isPostelError } from "../src/errors.js";
+import { Postel } from "../src/postel.js";
+import { InMemoryStorage } from "../src/storage/in-memory-storage.js";
+import type { Storage } from "../src/storage/storage.js";
+import { harness } from "./support/harness.js";
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(isPostelError(error), `expected a PostelError, got ${String(error)}`).toBe(true);
+  return (error as { code: string }).code;
+}
+
+describe("send({ orderingKey })", () => {
+  test("keeps the key on the message and its deliveries", async () => {
+    const { postel, receiver } = await harness();
+    await postel.outbound.endpoints.create({ url: receiver.url("/") });
+    const { id } = await postel.outbound.send({ type: "sub.created", data: 1, orderingKey: "sub_1" });
+    expect(await postel.outbound.messages.get(id)).toMatchObject({ orderingKey: "sub_1" });
+    await postel.drain();
+    const [delivery] = await postel.outbound.messages.deliveries(id);
+    expect(delivery).toMatchObject({ orderingKey: "sub_1", status: "succeeded" });
+    const { id: unordered } = await postel.outbound.send({ type: "sub.created", data: 2 });
+    expect(await postel.outbound.messages.get(unordered)).not.toHaveProperty("orderingKey");
+  });
+
+  test.each([
+    ["an empty key", ""],
+    ["a key over 255 characters", "k".repeat(256)],
+    ["a number", 7],
+    ["a key with NUL", "k\u0000"],
+    ["a key with a lone surrogate", "k\ud800"],
+  ])("refuses %s with INVALID_ARGUMENT and writes nothing", async (_name, orderingKey) => {
+    const { postel } = await harness();
+    const code = await codeOf(postel.outbound.send({ type: "a", data: 1, orderingKey } as never));
+    expect(code).toBe("INVALID_ARGUMENT");
+    expect((await postel.outbound.messages.list()).items).toEqual([]);
+  });
+
+  test("sendBatch names the bad key's place in the batch", async () => {
+    const { postel } = await harness();
+    const error = await postel.outbound
+      .sendBatch([
+        { type: "a", data: 1, orderingKey: "k" },
+        { type: "a", data: 2, orderingKey: "" },
+      ])
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "INVALID_ARGUMENT" });
+    expect(String((error as Error).message)).toMatch(/^events\[1\]\.orderingKey: /);
+    expect((await postel.outbound.messages.list()).items).toEqual([]);
+  });
+
+  test("a storage without the ordering capability refuses a key with ORDERING_UNSUPPORTED, before writing", async () => {
+    const { ordering: _ordering, ...rest } = InMemoryStorage();
+    const storage = rest as Storage<unknown>;
+    const postel = Postel({ clock: new ManualClock(), outbound: { storage } });
+    try {
+      const error = await postel.outbound.send({ type: "a", data: 1, orderingKey: "k" }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: "ORDERING_UNSUPPORTED", capability: "ordering" });
+      expect((error as Error).message).toMatch(/OrderingStore as storage\.ordering/);
+      expect(await postel.outbound.send({ type: "a", data: 1 })).toMatchObject({ reused: false });
+      expect(await codeOf(postel.outbound.orderingKeys.held())).toBe("ORDERING_UNSUPPORTED");
+      expect((await postel.outbound.stats()).ordering).toBeNull();
+    } finally {
+      await postel.close();
+    }
+  });
+});
+
+describe("endpoints' onKeyFailure", () => {
+  test('defaults to "skip", takes "hold", and refuses anything else before writing', async () => {
+    const { postel, receiver } = await harness();
+    const endpoint = await postel.outbound.endpoints.create({ url: receiver.url("/") });
+    expect(endpoint.onKeyFailure).toBe("skip");
+    const held = await postel.outbound.endpoints.update(endpoint.id, { onKeyFailure: "hold" });
+    expect(held.onKeyFailure).toBe("hold");
+    const error = await postel.outbound.endpoints
+      .create({ url: receiver.url("/"), onKeyFailure: "stop" as never })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "INVALID_ENDPOINT" });
+    expect((error as Error).message).toMatch(/onKeyFailure must be "skip" or "hold"/);
+    expect((await postel.outbound.endpoints.list()).items).toHaveLength(1);
+  });
+});
+
+describe("orderingKeys", () => {
+  test("held() pages with a cursor; skip() of a key that is not held is KEY_NOT_HELD and changes nothing", async () => {
+    const { postel, receiver, storage } = await harness();
+    receiver.script("/", 400);
+    const endpoint = await postel.outbound.endpoints.create({ url: receiver.url("/"), onKeyFailure: "hold" });
+    for (const key of ["a", "b", "c"]) {
+      await postel.outbound.send({ type: "t", data: 1, orderingKey: key });
+      await postel.outbound.send({ type: "t", data: 2, orderingKey: key });
+    }
+    await postel.drain();
+    const first = await postel.outbound.orderingKeys.held({ limit: 2 });
+    expect(first.items.map((k) => k.orderingKey)).toEqual(["a", "b"]);
+    expect(first.nextCursor).not.toBeNull();
+    const second = await postel.outbound.orderingKeys.held({ limit: 2, cursor: first.nextCursor! });
+    expect(second.items.map((k) => k.orderingKey)).toEqual(["c"]);
+    expect(second.nextCursor).toBeNull();
+    expect(await codeOf(postel.outbound.orderingKeys.held({ cursor: "nonsense" }))).toBe("INVALID_CURSOR");
+    expect(await codeOf(postel.outbound.orderingKeys.skip(endpoint.id, "zzz"))).toBe("KEY_NOT_HELD");
+    expect(await codeOf(postel.outbound.orderingKeys.skip("ep_missing", "a"))).toBe("KEY_NOT_HELD");
+    expect(await codeOf(postel.outbound.orderingKeys.skip(endpoint.id, 5 as never))).toBe("INVALID_ARGUMENT");
+    expect(await storage.ordering.countWaiting({ cap: 100 })).toBe(3);
+  });
+});
