@@ -71,11 +71,16 @@ export async function seedMessages(
   prefix = "msg_bench",
   types: string[] = ["order.created"],
   traceContext: string | null = null,
+  orderingKeys = 0,
 ): Promise<void> {
+  // With `orderingKeys`, message i has the key `key_<i % orderingKeys>`: a key's messages interleave
+  // with the others' across the backlog, as sends about many objects do.
+  const keyed = orderingKeys > 0;
   await sql`
-    INSERT INTO postel.messages (id, type, payload, status, created_at, trace_context)
+    INSERT INTO postel.messages (id, type, payload, status, created_at, trace_context${keyed ? sql`, ordering_key` : sql``})
     SELECT ${prefix} || lpad(i::text, 10, '0'), (${sql.array(types)}::text[])[1 + (i - 1) % ${types.length}::int],
       ${PAYLOAD}, 'pending', ${Date.now()}::bigint, ${traceContext}
+      ${keyed ? sql`, 'key_' || ((i - 1) % ${orderingKeys}::int)` : sql``}
     FROM generate_series(1, ${count}::int) AS i`;
   await sql`VACUUM ANALYZE postel.messages`;
 }

@@ -21,6 +21,7 @@ import { noisyNeighbour } from "./scenarios/noisy-neighbour.js";
 import { peers } from "./scenarios/peers.js";
 import { portal } from "./scenarios/portal.js";
 import { quietEndpoint } from "./scenarios/quiet-endpoint.js";
+import { ordering } from "./scenarios/ordering.js";
 import { retention, sqliteRetention } from "./scenarios/retention.js";
 import { sendBatch, sqliteSendBatch } from "./scenarios/send-batch.js";
 import { sendCatalog } from "./scenarios/send-catalog.js";
@@ -56,6 +57,7 @@ const SCENARIOS: Scenario[] = [
   memory,
   noisyNeighbour,
   quietEndpoint,
+  ordering,
   latency,
   peers,
   telemetry,

@@ -18,7 +18,9 @@ export type Behaviour =
   /** Never answers: the connection stays open until the client gives up. */
   | { kind: "hang" }
   /** Status 200 and headers at once, then one body byte every `intervalMs`, never finishing. */
-  | { kind: "trickle"; intervalMs: number };
+  | { kind: "trickle"; intervalMs: number }
+  /** `status` (e.g. 500) at once: an endpoint that is down. */
+  | { kind: "fail"; status: number };
 
 /** What the receiver keeps of the requests one endpoint receives. */
 export type Recording =
@@ -159,6 +161,8 @@ export interface SenderConfig {
   minCount?: number;
   /** Count a failed `send()` and go on (a failover); by default a failure ends the sender. */
   tolerateFailures?: boolean;
+  /** Send message `i` with the ordering key `quiet_<i % orderingKeys>` (default: no key). */
+  orderingKeys?: number;
 }
 
 /** What the sender reports: per message id, when `send()` returned (the commit was acknowledged). */

@@ -75,6 +75,10 @@ function respond(behaviour: Behaviour, response: ServerResponse): void {
       response.on("close", () => clearInterval(timer));
       break;
     }
+    case "fail":
+      response.writeHead(behaviour.status, { "content-type": "text/plain", "content-length": "4" });
+      response.end("down");
+      break;
   }
 }
 

@@ -28,7 +28,12 @@ process.on("message", async (command: SenderCommand) => {
   for (let i = 0; i < config.count; i++) {
     if (stopping && i >= (config.minCount ?? 0)) break;
     try {
-      const { id } = await postel.outbound.send({ type, data: { n: i } });
+      const keys = config.orderingKeys;
+      const event =
+        keys === undefined
+          ? { type, data: { n: i } }
+          : { type, data: { n: i }, orderingKey: `quiet_${i % keys}` };
+      const { id } = await postel.outbound.send(event);
       commits.push([id, preciseNow()]);
     } catch (error) {
       if (!config.tolerateFailures) throw error;
