@@ -8,6 +8,8 @@ export interface TestReceiver {
   arrivals: { webhookId: string; agent: string; at: number }[];
   /** How many times each `webhook-id` was answered 200. */
   delivered: Map<string, number>;
+  /** When each `webhook-id` was first answered 200 (`Date.now()`). */
+  answeredAt: Map<string, number>;
   /** Requests currently held open. */
   held(): { webhookId: string; agent: string }[];
   /** Hold requests matching `predicate` open (never answered) instead of answering them. */
@@ -21,12 +23,14 @@ export interface TestReceiver {
 export async function startReceiver(): Promise<TestReceiver> {
   const arrivals: TestReceiver["arrivals"] = [];
   const delivered = new Map<string, number>();
+  const answeredAt = new Map<string, number>();
   const held = new Map<ServerResponse, { webhookId: string; agent: string }>();
   let holdPredicate: (request: { webhookId: string; agent: string }) => boolean = () => false;
 
   const answer = (request: { webhookId: string }, response: ServerResponse) => {
     if (response.destroyed) return;
     delivered.set(request.webhookId, (delivered.get(request.webhookId) ?? 0) + 1);
+    if (!answeredAt.has(request.webhookId)) answeredAt.set(request.webhookId, Date.now());
     response.writeHead(200, { "content-type": "text/plain" }).end("ok");
   };
   const server = createServer((incoming: IncomingMessage, response: ServerResponse) => {
@@ -53,6 +57,7 @@ export async function startReceiver(): Promise<TestReceiver> {
     url: `http://127.0.0.1:${port}/hooks`,
     arrivals,
     delivered,
+    answeredAt,
     held: () => [...held.values()],
     holdWhere(predicate) {
       holdPredicate = predicate;
