@@ -34,6 +34,8 @@ export const messages = sqliteTable(
     traceContext: text("trace_context"),
     // Set only on a test event (`endpoints.sendTest()`): fan-out sends it to this one endpoint only.
     testEndpointId: text("test_endpoint_id"),
+    // `send({ orderingKey })`: to each endpoint, the messages of one key are delivered one at a time.
+    orderingKey: text("ordering_key"),
   },
   (t) => [
     uniqueIndex("postel_messages_idempotency_key")
@@ -52,6 +54,11 @@ export const messages = sqliteTable(
     // One tenant's messages in id order (the customer portal, messages.list({ tenantId })): never
     // written for a message without a tenant.
     index("postel_messages_tenant").on(t.tenantId, t.id).where(sql`tenant_id IS NOT NULL`),
+    // Keyed messages still waiting for fan-out, by key in id order: fan-out records a keyed message only
+    // when no earlier one of its key waits here. Never written for an unordered message.
+    index("postel_messages_unfanned_key")
+      .on(t.orderingKey, t.id)
+      .where(sql`ordering_key IS NOT NULL AND fanned_out_at IS NULL AND status = 'pending'`),
   ],
 );
 
@@ -74,6 +81,8 @@ export const deliveries = sqliteTable(
     lastError: text("last_error"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    // Its message's ordering key, copied at fan-out (NULL on unordered deliveries).
+    orderingKey: text("ordering_key"),
   },
   (t) => [
     // Claiming reads only due pending rows, so it stays flat as terminal history piles up.
@@ -86,6 +95,11 @@ export const deliveries = sqliteTable(
     index("postel_deliveries_dead_letter").on(t.id).where(sql`status = 'dead-lettered'`),
     // Permanent failures, listed beside the dead letters; written only when a delivery fails for good.
     index("postel_deliveries_failed").on(t.id).where(sql`status = 'failed'`),
+    // A key's open deliveries on an endpoint (its head, then those waiting by message id): whether it has
+    // a head, and which waiting one goes next. Holds only open keyed work, never the terminal history.
+    index("postel_deliveries_key_open")
+      .on(t.endpointId, t.orderingKey, t.status, t.messageId)
+      .where(sql`ordering_key IS NOT NULL AND status IN ('pending', 'held', 'waiting')`),
   ],
 );
 
@@ -133,6 +147,8 @@ export const endpoints = sqliteTable(
     rateLimit: real("rate_limit"),
     tenantId: text("tenant_id"),
     metadata: text("metadata").notNull(),
+    /** What a key does when its head fails for good: `skip` to its next message, or `hold` it. */
+    onKeyFailure: text("on_key_failure").notNull().default("skip"),
     state: text("state").notNull().default("active"),
     circuitOpenUntil: integer("circuit_open_until"),
     disabledReason: text("disabled_reason"),
@@ -214,6 +230,27 @@ export const auditLog = sqliteTable(
     index("postel_audit_log_tenant").on(t.tenantId, t.id),
     index("postel_audit_log_tenant_action_at").on(t.tenantId, t.action, t.at),
     index("postel_audit_log_at").on(t.at),
+  ],
+);
+
+/**
+ * Ordering keys held on an endpoint (`Storage.ordering`): the key's head dead-lettered or failed for good
+ * under `onKeyFailure: "hold"`, so its waiting deliveries stay waiting until the head is replayed or the
+ * key skipped. One row per held (endpoint, key); a handful at any time.
+ */
+export const heldKeys = sqliteTable(
+  "postel_held_keys",
+  {
+    endpointId: text("endpoint_id").notNull(),
+    orderingKey: text("ordering_key").notNull(),
+    /** The delivery holding the key (its message is never pruned while it does). */
+    deliveryId: text("delivery_id").notNull(),
+    heldAt: integer("held_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.endpointId, t.orderingKey] }),
+    // Replay releases the hold of the deliveries it resets; retention keeps their messages.
+    index("postel_held_keys_delivery").on(t.deliveryId),
   ],
 );
 

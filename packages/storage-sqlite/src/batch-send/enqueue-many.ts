@@ -54,13 +54,14 @@ function insertChunk(chunk: NewMessage[]): Statement {
       m.expiresAt,
       m.traceContext ?? null,
       m.testEndpointId ?? null,
+      m.orderingKey ?? null,
     ]),
   );
   // Each row is materialized once (see jsonRows), then read by position. `WHERE true` tells SQLite's
   // parser that ON CONFLICT belongs to the INSERT, not to a join of the SELECT.
   return sql`INSERT INTO postel_messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at,
-      trace_context, test_endpoint_id)
-    SELECT v->>0, v->>1, v->>2, v->>3, v->>4, 'pending', v->>5, v->>6, v->>7, v->>8
+      trace_context, test_endpoint_id, ordering_key)
+    SELECT v->>0, v->>1, v->>2, v->>3, v->>4, 'pending', v->>5, v->>6, v->>7, v->>8, v->>9
     FROM (WITH input AS MATERIALIZED (SELECT key AS idx, value AS v FROM json_each(${input}))
       SELECT v FROM input ORDER BY idx)
     WHERE true

@@ -45,6 +45,7 @@ const FIELD_COLUMNS: {
   rateLimit: ["rate_limit", (v) => v],
   tenantId: ["tenant_id", (v) => v],
   metadata: ["metadata", toJson],
+  onKeyFailure: ["on_key_failure", (v) => v],
 };
 
 const SECRET_KEYS = ["secret", "createdAt", "expiresAt"] as const;

@@ -5,9 +5,9 @@ import { rowsOn, type SqliteTransaction, toStatement } from "../internal/transac
 /** Insert the message unless its idempotency key is taken; returns its id only when inserted. */
 function insertMessage(m: NewMessage): Statement {
   return sql`INSERT INTO postel_messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at,
-      trace_context, test_endpoint_id)
+      trace_context, test_endpoint_id, ordering_key)
     VALUES (${m.id}, ${m.type}, ${m.payload}, ${m.tenantId}, ${m.idempotencyKey}, 'pending', ${m.createdAt}, ${m.expiresAt},
-      ${m.traceContext ?? null}, ${m.testEndpointId ?? null})
+      ${m.traceContext ?? null}, ${m.testEndpointId ?? null}, ${m.orderingKey ?? null})
     ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING id`;
 }
