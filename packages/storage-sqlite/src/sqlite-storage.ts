@@ -6,6 +6,7 @@ import type {
   DirectDeliveryStore,
   LimitsStore,
   OperationsStore,
+  OrderingStore,
   ReplayStore,
   RetentionStore,
   Storage,
@@ -29,6 +30,7 @@ import { healthBuckets } from "./operations/health-buckets.js";
 import { listings } from "./operations/listings.js";
 import { recentAttempts } from "./operations/recent-attempts.js";
 import { statsStore } from "./operations/stats.js";
+import { orderingStore } from "./ordering/held-keys.js";
 import { replayStore } from "./replay/replay-deliveries.js";
 import { retentionStore } from "./retention/prune.js";
 
@@ -68,6 +70,8 @@ export interface SqliteStorage extends Storage<SqliteTransaction> {
   readonly limits: LimitsStore;
   /** The operations reads. */
   readonly operations: OperationsStore;
+  /** Ordered delivery per key: one delivery of a key per endpoint at a time, in message id order. */
+  readonly ordering: OrderingStore;
   /** Replay of terminal deliveries. */
   readonly replay: ReplayStore;
   /** Retention in short write transactions. */
@@ -118,6 +122,7 @@ export function SqliteStorage(
       healthBuckets: (query) => healthBuckets(db, query),
       ...statsStore(db),
     },
+    ordering: orderingStore(db),
     replay: replayStore(db),
     retention: retentionStore(db),
     auditLog: auditLogStore(db),

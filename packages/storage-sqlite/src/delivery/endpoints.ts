@@ -15,6 +15,7 @@ import {
   finaliseMessages,
   jsonArg,
   jsonRows,
+  OPEN_STATUSES,
   readRevision,
 } from "../internal/sql-fragments.js";
 
@@ -144,9 +145,11 @@ export function endpointStore(db: Db) {
         bumpRevisionIfChanged,
         {
           sql: `UPDATE postel_deliveries SET status = 'cancelled', lease_token = NULL, lease_owner = NULL, updated_at = :now
-            WHERE endpoint_id = :id AND status IN ('pending', 'held')`,
+            WHERE endpoint_id = :id AND status IN ${OPEN_STATUSES}`,
           args: { id, now },
         },
+        // ORDERING_RULES.deleteEndpoint: its keys are released with it.
+        { sql: "DELETE FROM postel_held_keys WHERE endpoint_id = :id", args: { id } },
         finaliseMessages(
           `SELECT message_id FROM postel_deliveries
             WHERE endpoint_id = :id AND status = 'cancelled' AND updated_at = :now`,

@@ -5,7 +5,8 @@ import {
   type FanoutResult,
   fanoutMessageStatus,
 } from "@postel/core/storage";
-import type { Db } from "../internal/database.js";
+import type { InArgs } from "@libsql/client";
+import type { Db, Statement } from "../internal/database.js";
 import {
   leaseArgs,
   leaseTokenSql,
@@ -16,6 +17,7 @@ import {
 } from "../internal/lease-tokens.js";
 import { CLAIMED_MESSAGE_JSON, compareIds, str, toClaimedMessage } from "../internal/rows.js";
 import { jsonArg, jsonRows, unfannedFence } from "../internal/sql-fragments.js";
+import { keysOf, settleKeys } from "../ordering/settle-keys.js";
 
 const FANNED_DELIVERY_KEYS = [
   "id",
@@ -26,8 +28,10 @@ const FANNED_DELIVERY_KEYS = [
   "fenceId",
   "token",
   "leased",
+  "orderingKey",
 ] as const;
 const FANNED_KEYS = ["id", "token", "status"] as const;
+const FENCE_KEYS = ["messageId", "token"] as const;
 const FANOUT_LEASE_KEYS = ["messageId", "token"] as const;
 
 /** The fan-out verbs: the fan-out lease over messages not yet fanned out, and its renewal (`direct`). */
@@ -97,6 +101,7 @@ export function fanout(db: Db) {
               fenceId: result.messageId,
               token: result.token,
               leased: lease !== undefined && d.queued !== true ? 1 : 0,
+              orderingKey: d.orderingKey ?? null,
             })),
       );
       // The status core gives each message (expired, or final with no delivery; null: pending).
@@ -105,24 +110,27 @@ export function fanout(db: Db) {
         token: r.token,
         status: fanoutMessageStatus(r),
       }));
-      const [, , leased] = await db.write([
+      const deliveryRows = jsonArg(deliveries, FANNED_DELIVERY_KEYS);
+      const keyed = results.some((r) => r.orderingKey !== undefined);
+      const keys = keysOfNew(deliveries);
+      const leasing = { due: lease ? lease.until : now, nonce, owner: lease ? lease.owner : null };
+      const written = await db.write([
+        // Before anything is written: a keyed message behind an earlier one of its key loses its lease,
+        // so the fences below skip it.
+        ...(keyed ? [freeBlocked(jsonArg(results, FENCE_KEYS))] : []),
         // Deliveries only for messages whose fan-out lease is still ours (checked before it is cleared).
+        // A keyed one waits; `settleKeys` below lets the first of its key go.
         {
           sql: `INSERT INTO postel_deliveries (id, message_id, endpoint_id, webhook_id, status, retries_used,
-              attempts_made, next_attempt_at, lease_token, lease_owner, created_at, updated_at)
-            SELECT j.id, j.messageId, j.endpointId, j.webhookId, 'pending', 0, 0,
-              CASE WHEN j.leased THEN :due ELSE :now END,
-              CASE WHEN j.leased THEN ${leaseTokenSql("j.idx", "j.id")} END,
-              CASE WHEN j.leased THEN :owner END, j.createdAt, :now
+              attempts_made, next_attempt_at, lease_token, lease_owner, created_at, updated_at, ordering_key)
+            SELECT j.id, j.messageId, j.endpointId, j.webhookId,
+              CASE WHEN j.orderingKey IS NULL THEN 'pending' ELSE 'waiting' END, 0, 0,
+              CASE WHEN j.leased AND j.orderingKey IS NULL THEN :due ELSE :now END,
+              CASE WHEN j.leased AND j.orderingKey IS NULL THEN ${leaseTokenSql("j.idx", "j.id")} END,
+              CASE WHEN j.leased AND j.orderingKey IS NULL THEN :owner END, j.createdAt, :now, j.orderingKey
             FROM (${jsonRows("deliveries", FANNED_DELIVERY_KEYS)}) j
             JOIN postel_messages m ON ${unfannedFence("m", "j.fenceId", "j.token")}`,
-          args: {
-            deliveries: jsonArg(deliveries, FANNED_DELIVERY_KEYS),
-            due: lease ? lease.until : now,
-            nonce,
-            owner: lease ? lease.owner : null,
-            now,
-          },
+          args: { deliveries: deliveryRows, ...leasing, now },
         },
         {
           sql: `WITH r AS (${jsonRows("results", FANNED_KEYS)})
@@ -134,9 +142,11 @@ export function fanout(db: Db) {
             WHERE ${unfannedFence("postel_messages", "r.id", "r.token")}`,
           args: { results: jsonArg(fanned, FANNED_KEYS), now },
         },
+        ...(keys.length > 0 ? [settleKeys(keysOf("keys"), { keys: JSON.stringify(keys), now })] : []),
+        ...(keys.length > 0 && lease ? [leaseNewHeads(deliveryRows, leasing)] : []),
         ...(lease ? [selectLeased(nonce)] : []),
       ]);
-      return (leased?.rows ?? []).map(toClaimed);
+      return lease ? (written.at(-1)?.rows ?? []).map(toClaimed) : [];
     },
 
     async renewFanoutLeases(
@@ -157,5 +167,50 @@ export function fanout(db: Db) {
         leases.map((l) => l.messageId),
       );
     },
+  };
+}
+
+/** The distinct `[endpointId, orderingKey]` pairs of the keyed deliveries among `deliveries`. */
+function keysOfNew(deliveries: { endpointId: string; orderingKey: string | null }[]): [string, string][] {
+  const keys = new Map<string, [string, string]>();
+  for (const { endpointId, orderingKey } of deliveries) {
+    if (orderingKey !== null) keys.set(JSON.stringify([endpointId, orderingKey]), [endpointId, orderingKey]);
+  }
+  return [...keys.values()];
+}
+
+/**
+ * `ORDERING_RULES.fanoutInOrder`: free the fan-out lease of each keyed message of `results` (still
+ * fenced) that an earlier message of its key, not fanned out and not fenced by this call, precedes. It
+ * is claimed again later, after that one. Freeing one never unblocks another (its own earlier message
+ * blocks that one too), so the order SQLite visits them in does not matter.
+ */
+function freeBlocked(fences: string): Statement {
+  return {
+    sql: `WITH r AS (${jsonRows("fences", FENCE_KEYS)})
+      UPDATE postel_messages SET lease_token = NULL, lease_owner = NULL, lease_until = NULL
+      FROM r
+      WHERE ${unfannedFence("postel_messages", "r.messageId", "r.token")} AND postel_messages.ordering_key IS NOT NULL
+        AND EXISTS (SELECT 1 FROM postel_messages e
+          WHERE e.ordering_key = postel_messages.ordering_key AND e.id < postel_messages.id
+            AND e.fanned_out_at IS NULL AND e.status = 'pending'
+            AND NOT EXISTS (SELECT 1 FROM r mine WHERE mine.messageId = e.id AND mine.token = e.lease_token))`,
+    args: { fences },
+  };
+}
+
+/**
+ * Lease to the caller the keyed deliveries of this call that `settleKeys` just made their key's head
+ * (created waiting, so pending now means promoted), unless queued.
+ */
+function leaseNewHeads(deliveryRows: string, args: InArgs): Statement {
+  return {
+    sql: `WITH j AS (${jsonRows("deliveries", FANNED_DELIVERY_KEYS)})
+      UPDATE postel_deliveries SET lease_token = ${leaseTokenSql("j.idx", "j.id")}, lease_owner = :owner,
+        next_attempt_at = :due
+      FROM j
+      WHERE postel_deliveries.id = j.id AND j.leased AND j.orderingKey IS NOT NULL
+        AND postel_deliveries.status = 'pending' AND postel_deliveries.lease_token IS NULL`,
+    args: { deliveries: deliveryRows, ...args },
   };
 }

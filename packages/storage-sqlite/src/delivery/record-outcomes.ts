@@ -6,12 +6,14 @@ import {
   firstDirectOutcomes,
   onlyDeliveryFinalStatus,
   HEALTH_BUCKET_MS,
+  isTerminal,
   type NewDelivery,
   type RecordOutcomesResult,
 } from "@postel/core/storage";
 import type { Db, Statement } from "../internal/database.js";
 import { str } from "../internal/rows.js";
 import { finaliseMessages, heldFence, jsonArg, jsonRows, unfannedFence } from "../internal/sql-fragments.js";
+import { keysOfDeliveries, settleKeys } from "../ordering/settle-keys.js";
 
 /** An outcome with the delivery row `recordOutcomes` inserts for it (`DeliveryOutcome.newDelivery`). */
 type DirectOutcome = DeliveryOutcome & { newDelivery: NewDelivery };
@@ -32,6 +34,7 @@ const DIRECT_KEYS = [
 ] as const;
 /** A direct outcome's message: its fan-out fence and the final status it gets (null: not final yet). */
 const FAN_OUT_KEYS = ["messageId", "token", "final"] as const;
+const HOLD_KEYS = ["id", "token"] as const;
 /** The attempt's own columns, bound after its outcome's fence (`direct`, `fenceId`, `token`). */
 const ATTEMPT_FIELDS = [
   "id",
@@ -59,11 +62,11 @@ const INSERTED_BY_PREVIOUS =
   "rowid > (SELECT last_insert_rowid() - changes()) AND rowid <= (SELECT last_insert_rowid())";
 
 /**
- * `recordOutcomes` as one write transaction of at most seven statements whatever the batch size (those
+ * `recordOutcomes` as one write transaction of at most nine statements whatever the batch size (those
  * with nothing to do are left out). Every fence is checked before the statement that clears it: direct
- * deliveries are inserted (so their attempts satisfy the foreign key) and attempts recorded while the
- * message and delivery leases still stand; then ordinary deliveries are updated and direct messages
- * fanned out.
+ * deliveries are inserted (so their attempts satisfy the foreign key), attempts recorded and keys held
+ * while the message and delivery leases still stand; then ordinary deliveries are updated, the keys of
+ * keyed heads that ended let their next delivery go, and direct messages are fanned out.
  */
 export async function recordOutcomes(
   db: Db,
@@ -77,13 +80,25 @@ export async function recordOutcomes(
   const directRows = jsonArg(direct.map(directRow), DIRECT_KEYS);
   const ordinaryRows = jsonArg(ordinary.map(ordinaryRow), ORDINARY_KEYS);
   const fanOutRows = jsonArg(direct.map(fanOutRow), FAN_OUT_KEYS);
+  // Keyed heads that ended (keyed messages are never direct): with `holdKey` they hold their key.
+  const ended = ordinary.filter(
+    (o) => o.orderingKey !== undefined && isTerminal(deliveryStatusOf(o.transition)),
+  );
+  const holds = ended
+    .filter((o) => o.holdKey === true)
+    .map((o) => ({ id: o.deliveryId, token: o.leaseToken }));
   const batch: Statement[] = [];
   // Where the recorded ids come back: one JSON array for the direct outcomes, a row per ordinary one.
   let directIds = -1;
   let ordinaryIds = -1;
   if (direct.length > 0) directIds = batch.push(insertDirectDeliveries(directRows, now), DIRECT_RECORDED) - 1;
   if (attempts.length > 0) batch.push(...insertAttempts(JSON.stringify(attempts)));
+  if (holds.length > 0) batch.push(holdKeys(jsonArg(holds, HOLD_KEYS), now));
   if (ordinary.length > 0) ordinaryIds = batch.push(updateDeliveries(ordinaryRows, now)) - 1;
+  if (ended.length > 0) {
+    const ids = JSON.stringify(ended.map((o) => o.deliveryId));
+    batch.push(settleKeys(keysOfDeliveries("ended"), { ended: ids, now }));
+  }
   if (direct.length > 0) batch.push(fanOutDirectMessages(fanOutRows, now));
   if (ordinary.length > 0) batch.push(finaliseOrdinary(ordinaryRows, now));
   if (batch.length === 0) return { recorded: [], leaseLost: [] };
@@ -143,6 +158,22 @@ function insertAttempts(attemptRows: string): Statement[] {
       args: { bucket: HEALTH_BUCKET_MS },
     },
   ];
+}
+
+/**
+ * `ORDERING_RULES.nextOnEnd` with `holdKey`: hold each delivery's key on its endpoint, for the outcomes
+ * whose lease still holds (checked before `updateDeliveries` clears it). Its waiting deliveries stay.
+ */
+function holdKeys(holdRows: string, now: number): Statement {
+  return {
+    sql: `INSERT INTO postel_held_keys (endpoint_id, ordering_key, delivery_id, held_at)
+      SELECT d.endpoint_id, d.ordering_key, d.id, :now
+      FROM (${jsonRows("holds", HOLD_KEYS)}) o
+      JOIN postel_deliveries d ON ${heldFence("d", "o.id", "o.token")}
+      WHERE d.ordering_key IS NOT NULL
+      ON CONFLICT (endpoint_id, ordering_key) DO UPDATE SET delivery_id = excluded.delivery_id, held_at = excluded.held_at`,
+    args: { holds: holdRows, now },
+  };
 }
 
 /** Apply each ordinary outcome's transition to its delivery while its lease holds (clearing it). */

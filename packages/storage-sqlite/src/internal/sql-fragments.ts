@@ -1,5 +1,10 @@
 import type { InArgs, InValue } from "@libsql/client";
-import { finalStatusCase, REPLAYABLE_DELIVERY_STATUSES, sqlStatusList } from "@postel/core/storage";
+import {
+  finalStatusCase,
+  OPEN_DELIVERY_STATUSES,
+  REPLAYABLE_DELIVERY_STATUSES,
+  sqlStatusList,
+} from "@postel/core/storage";
 import type { Statement } from "./database.js";
 
 // Statements shared by several role modules. Multi-row input travels as one JSON array argument,
@@ -34,6 +39,9 @@ export function unfannedFence(alias: string, id: string, token: string): string 
   return `${alias}.id = ${id} AND ${alias}.lease_token = ${token} AND ${alias}.fanned_out_at IS NULL`;
 }
 
+/** Delivery statuses not done yet: a key's head (`pending`, `held`) and those `waiting` behind it. */
+export const OPEN_STATUSES = sqlStatusList(OPEN_DELIVERY_STATUSES);
+
 /** Delivery statuses `findReplayable` / `resetDeliveries` act on (`cancelled` is not replayable). */
 export const REPLAYABLE_STATUSES = sqlStatusList(REPLAYABLE_DELIVERY_STATUSES);
 
@@ -52,7 +60,7 @@ export function finaliseMessages(messageIds: string, args: InArgs): Statement {
         -- The unary + keeps SQLite (which has no statistics until ANALYZE) from walking the status
         -- index over every pending message instead of looking the few ids up by primary key.
         AND +status = 'pending' AND fanned_out_at IS NOT NULL
-        AND NOT ${anyDelivery("fd.status IN ('pending', 'held')")}`,
+        AND NOT ${anyDelivery(`fd.status IN ${OPEN_STATUSES}`)}`,
     args,
   };
 }

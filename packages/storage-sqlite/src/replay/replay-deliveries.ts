@@ -2,6 +2,7 @@ import type { DeliveryRecord, DeliveryReset, ReplaySelector } from "@postel/core
 import type { Db } from "../internal/database.js";
 import { str, toDelivery } from "../internal/rows.js";
 import { jsonArg, jsonRows, REPLAYABLE_STATUSES } from "../internal/sql-fragments.js";
+import { keysOfDeliveries, settleKeys } from "../ordering/settle-keys.js";
 
 const RESET_KEYS = ["deliveryId", "webhookId"] as const;
 
@@ -46,10 +47,19 @@ export function replayStore(db: Db) {
     async resetDeliveries(resets: DeliveryReset[], now: number): Promise<string[]> {
       if (resets.length === 0) return [];
       const json = jsonArg(resets, RESET_KEYS);
-      const [reset] = await db.write([
+      const [, reset] = await db.write([
+        // ORDERING_RULES.replayKeepsPlace: a hold the replayed delivery held is released...
+        {
+          sql: `DELETE FROM postel_held_keys WHERE delivery_id IN (SELECT d.id FROM postel_deliveries d
+            WHERE d.id IN (SELECT deliveryId FROM (${jsonRows("resets", RESET_KEYS)})) AND d.status IN ${REPLAYABLE_STATUSES})`,
+          args: { resets: json },
+        },
+        // ...and a keyed one waits in its key's queue by its message id, until `settleKeys` lets it go.
         {
           sql: `WITH r AS (${jsonRows("resets", RESET_KEYS)})
-            UPDATE postel_deliveries SET status = 'pending', next_attempt_at = :now, retries_used = 0,
+            UPDATE postel_deliveries SET
+              status = CASE WHEN ordering_key IS NULL THEN 'pending' ELSE 'waiting' END,
+              next_attempt_at = :now, retries_used = 0,
               lease_token = NULL, lease_owner = NULL, webhook_id = r.webhookId, updated_at = :now
             FROM r
             WHERE postel_deliveries.id = r.deliveryId AND postel_deliveries.status IN ${REPLAYABLE_STATUSES}
@@ -59,9 +69,10 @@ export function replayStore(db: Db) {
         {
           sql: `UPDATE postel_messages SET status = 'pending', finished_at = NULL
             WHERE id IN (SELECT message_id FROM postel_deliveries
-              WHERE id IN (SELECT deliveryId FROM (${jsonRows("resets", RESET_KEYS)})) AND status = 'pending')`,
+              WHERE id IN (SELECT deliveryId FROM (${jsonRows("resets", RESET_KEYS)})) AND status IN ('pending', 'waiting'))`,
           args: { resets: json },
         },
+        settleKeys(keysOfDeliveries("ids"), { ids: JSON.stringify(resets.map((r) => r.deliveryId)), now }),
       ]);
       const done = new Set(reset?.rows.map((row) => str(row, "id")));
       // `delete` so an id listed twice is reported once, as it was reset once.

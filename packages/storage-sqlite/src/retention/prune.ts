@@ -6,16 +6,19 @@ import {
   sqlStatusList,
 } from "@postel/core/storage";
 import type { Db, Statement } from "../internal/database.js";
+import { OPEN_STATUSES } from "../internal/sql-fragments.js";
 
 // The ids a batch examines: the next `limit` of the primary key from `after`, below `below`.
 const EXAMINED = `SELECT id FROM postel_messages WHERE id > :after AND id < :below ORDER BY id LIMIT :limit`;
 
 // Of those, the finished ones to delete. The unary + keeps SQLite on the primary key (see
-// finaliseMessages); every delivery must be terminal, so nothing live is ever deleted.
+// finaliseMessages); every delivery must be terminal, so nothing live is ever deleted, and none may
+// hold its ordering key (ORDERING_RULES.retention: the operator still replays or skips it).
 const DOOMED = `SELECT m.id FROM postel_messages m
   WHERE m.id IN (${EXAMINED})
     AND +m.status IN ${sqlStatusList(FINISHED_MESSAGE_STATUSES)} AND m.finished_at < :finishedBefore
-    AND NOT EXISTS (SELECT 1 FROM postel_deliveries d WHERE d.message_id = m.id AND d.status IN ('pending', 'held'))`;
+    AND NOT EXISTS (SELECT 1 FROM postel_deliveries d WHERE d.message_id = m.id AND (d.status IN ${OPEN_STATUSES}
+      OR EXISTS (SELECT 1 FROM postel_held_keys hk WHERE hk.delivery_id = d.id)))`;
 
 /** The statements of one batch: what it examined, then its deletes (tests EXPLAIN them). */
 export function pruneStatements(request: PruneRequest): Statement[] {
