@@ -68,9 +68,22 @@ export async function migrate(client: Client, options: { busyTimeoutMs?: number 
   });
   try {
     await applyMigrations(writer);
+    await reloadSchema(client);
   } finally {
     writer.close();
   }
+}
+
+/**
+ * Make `client` see the schema the writer's own connection may just have changed. libsql names a
+ * statement's columns when it prepares it, from the connection's cached schema, while SQLite notices
+ * another connection's change only when a statement runs: the first `SELECT *` after an ALTER TABLE
+ * would come back with the added column unnamed. Running any statement reloads the cached schema.
+ */
+export async function reloadSchema(client: Client): Promise<void> {
+  await client.execute("SELECT 1 FROM postel_migrations LIMIT 1").catch((error: unknown) => {
+    throw translateError(error);
+  });
 }
 
 /** `migrate` on an open writer (SqliteStorage's own). */

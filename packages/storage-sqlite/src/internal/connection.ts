@@ -1,6 +1,6 @@
 import { type Client, createClient } from "@libsql/client";
 import { type ConfigurationIssue, ConfigurationError } from "@postel/core/storage";
-import { applyMigrations } from "../migrate.js";
+import { applyMigrations, reloadSchema } from "../migrate.js";
 import { openFailure } from "./connection-errors.js";
 import { isLibsqlClient } from "./libsql-client.js";
 import { SYNC_BUSY_WAIT_MS } from "./busy-retry.js";
@@ -142,6 +142,7 @@ export function openConnection(
   const migrateNow = async (): Promise<Writer> => {
     const writer = await connect();
     await applyMigrations(writer);
+    await reloadSchema(client);
     return writer;
   };
   let prepared: Promise<Writer> | undefined;
