@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { createClient } from "@libsql/client";
+import { type Client, createClient } from "@libsql/client";
 import { isPostelError, SchemaMismatchError } from "@postel/core";
 import { afterEach, describe, expect, test } from "vitest";
 import { migrate, SqliteStorage } from "../src/index.js";
@@ -159,24 +159,28 @@ describe("migrate", () => {
   });
 });
 
+/** What an older version's migrate() left behind: every migration before `migration`, recorded. */
+async function migratedBefore(client: Client, migration: string): Promise<void> {
+  await client.execute(
+    "CREATE TABLE postel_migrations (name TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)",
+  );
+  const before = SHIPPED.indexOf(migration);
+  expect(before).toBeGreaterThan(0);
+  for (const name of SHIPPED.slice(0, before)) {
+    const text = readFileSync(new URL(`../migrations/${name}.sql`, import.meta.url), "utf8");
+    await client.executeMultiple(text.replaceAll("--> statement-breakpoint", ""));
+    await client.execute({
+      sql: "INSERT INTO postel_migrations VALUES (?, ?, 0)",
+      args: [name, createHash("sha256").update(text).digest("hex")],
+    });
+  }
+}
+
 describe("upgrades", () => {
   test("endpoints created before 0002_endpoint-limits read back with both limits null", async () => {
     const { url } = freshFile();
     const client = openClient(url);
-    // What an older version's migrate() left behind: every migration before this one, recorded.
-    await client.execute(
-      "CREATE TABLE postel_migrations (name TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)",
-    );
-    const limits = SHIPPED.indexOf("0002_endpoint-limits");
-    expect(limits).toBeGreaterThan(0);
-    for (const name of SHIPPED.slice(0, limits)) {
-      const text = readFileSync(new URL(`../migrations/${name}.sql`, import.meta.url), "utf8");
-      await client.executeMultiple(text.replaceAll("--> statement-breakpoint", ""));
-      await client.execute({
-        sql: "INSERT INTO postel_migrations VALUES (?, ?, 0)",
-        args: [name, createHash("sha256").update(text).digest("hex")],
-      });
-    }
+    await migratedBefore(client, "0002_endpoint-limits");
     await client.execute(`INSERT INTO postel_endpoints (id, url, types, headers, metadata, state, created_at, updated_at)
       VALUES ('ep_old', 'https://old.example.com/hook', '["*"]', '{}', '{}', 'active', 1, 1)`);
 
@@ -188,6 +192,29 @@ describe("upgrades", () => {
       maxInFlight: null,
       rateLimit: null,
     });
+  });
+
+  test("upgrading to 0010_ordering: endpoints skip a failed key's head, and earlier work stays unordered", async () => {
+    const { url } = freshFile();
+    const client = openClient(url);
+    await migratedBefore(client, "0010_ordering");
+    await client.executeMultiple(`
+      INSERT INTO postel_endpoints (id, url, types, headers, metadata, state, created_at, updated_at)
+        VALUES ('ep_old', 'https://old.example.com/hook', '["*"]', '{}', '{}', 'active', 1, 1);
+      INSERT INTO postel_messages (id, type, payload, status, created_at, fanned_out_at)
+        VALUES ('msg_old', 'order.created', '{}', 'pending', 1, 1);
+      INSERT INTO postel_deliveries (id, message_id, endpoint_id, webhook_id, status, next_attempt_at, created_at, updated_at)
+        VALUES ('dlv_old', 'msg_old', 'ep_old', 'wh_old', 'pending', 1, 1, 1);`);
+
+    await migrate(client);
+    expect(await recorded(url)).toEqual(SHIPPED);
+    const storage = SqliteStorage({ client }, { migrate: false });
+    expect(await storage.getEndpoint("ep_old")).toMatchObject({ onKeyFailure: "skip" });
+    expect(await storage.getMessage("msg_old")).not.toHaveProperty("orderingKey");
+    const [claimed] = await storage.claimDue({ owner: "w", now: 2, until: 60_000, limit: 10 });
+    expect(claimed?.delivery).toMatchObject({ id: "dlv_old", status: "pending" });
+    expect(claimed?.delivery).not.toHaveProperty("orderingKey");
+    expect(await storage.ordering.countWaiting({ cap: 10 })).toBe(0);
   });
 });
 
