@@ -65,6 +65,9 @@ export const ORDERING_RULES = {
     "`recordFanout` records a keyed message only when no earlier message of its key (lower id) is still " +
     "pending and not fanned out, other than those this call records; otherwise it writes nothing for it " +
     "and frees its lease (it is claimed again later, after the earlier one).",
+  claimBehindLeased:
+    "`claimFanout` leaves a keyed message alone while an earlier message of its key is not fanned out and " +
+    "under a live fan-out lease (another worker is fanning it out), so a worker never spins on it.",
   headAtFanout:
     "A new delivery of K to E is `pending` (and may be leased) when E has no open delivery of K, K is not " +
     "held on E, and no earlier delivery of K to E is created in the same call; otherwise it is `waiting`.",

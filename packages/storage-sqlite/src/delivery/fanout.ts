@@ -38,42 +38,7 @@ const FANOUT_LEASE_KEYS = ["messageId", "token"] as const;
 export function fanout(db: Db) {
   return {
     async claimFanout(lease: FanoutClaim): Promise<ClaimedMessage[]> {
-      const newest = Math.min(lease.newest?.limit ?? 0, lease.limit);
-      const claimable = "fanned_out_at IS NULL AND (lease_until IS NULL OR lease_until <= :now)";
-      const leaseThem = (ids: string) => `UPDATE postel_messages
-        SET lease_token = ${leaseTokenSql("created_at", "id")}, lease_owner = :owner, lease_until = :until
-        WHERE id IN (${ids})
-        RETURNING ${CLAIMED_MESSAGE_JSON} AS claim`;
-      const args = {
-        nonce: newLeaseNonce(),
-        ...leaseArgs(lease),
-        ...(newest > 0 ? { newest, since: lease.newest?.since ?? 0 } : {}),
-      };
-      // Inside BEGIN IMMEDIATE; the subqueries walk only the un-fanned partial index. With `newest`, the
-      // newest messages first, then the oldest up to the limit (`changes()`: how many the first took;
-      // those are leased now, so the second cannot take them again).
-      const statements =
-        newest > 0
-          ? [
-              {
-                sql: leaseThem(`SELECT id FROM postel_messages WHERE ${claimable} AND created_at >= :since
-                  ORDER BY created_at DESC, id DESC LIMIT :newest`),
-                args,
-              },
-              {
-                sql: leaseThem(`SELECT id FROM postel_messages WHERE ${claimable}
-                  ORDER BY created_at, id LIMIT :limit - changes()`),
-                args,
-              },
-            ]
-          : [
-              {
-                sql: leaseThem(
-                  `SELECT id FROM postel_messages WHERE ${claimable} ORDER BY created_at, id LIMIT :limit`,
-                ),
-                args,
-              },
-            ];
+      const statements = claimFanoutStatements(lease);
       const results = await db.write(statements);
       const claimed = { rows: results.flatMap((result) => result?.rows ?? []) };
       return (claimed?.rows ?? [])
@@ -168,6 +133,53 @@ export function fanout(db: Db) {
       );
     },
   };
+}
+
+/**
+ * The statements of a fan-out claim (tests EXPLAIN them): with `newest`, the newest claimable messages
+ * first, then the oldest up to the limit; each leases what it selects and returns it.
+ */
+export function claimFanoutStatements(lease: FanoutClaim): Statement[] {
+  const newest = Math.min(lease.newest?.limit ?? 0, lease.limit);
+  // ORDERING_RULES.claimBehindLeased: a keyed message waits while an earlier one of its key is being
+  // fanned out elsewhere (the partial index over keyed un-fanned messages answers it).
+  const claimable = `fanned_out_at IS NULL AND (lease_until IS NULL OR lease_until <= :now)
+    AND (ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM postel_messages e
+      WHERE e.ordering_key = postel_messages.ordering_key AND e.id < postel_messages.id
+        AND e.fanned_out_at IS NULL AND e.status = 'pending' AND e.lease_until > :now))`;
+  const leaseThem = (ids: string) => `UPDATE postel_messages
+    SET lease_token = ${leaseTokenSql("created_at", "id")}, lease_owner = :owner, lease_until = :until
+    WHERE id IN (${ids})
+    RETURNING ${CLAIMED_MESSAGE_JSON} AS claim`;
+  const args = {
+    nonce: newLeaseNonce(),
+    ...leaseArgs(lease),
+    ...(newest > 0 ? { newest, since: lease.newest?.since ?? 0 } : {}),
+  };
+  // Inside BEGIN IMMEDIATE; the subqueries walk only the un-fanned partial index. With `newest`, the
+  // newest messages first, then the oldest up to the limit (`changes()`: how many the first took;
+  // those are leased now, so the second cannot take them again).
+  return newest > 0
+    ? [
+        {
+          sql: leaseThem(`SELECT id FROM postel_messages WHERE ${claimable} AND created_at >= :since
+              ORDER BY created_at DESC, id DESC LIMIT :newest`),
+          args,
+        },
+        {
+          sql: leaseThem(`SELECT id FROM postel_messages WHERE ${claimable}
+              ORDER BY created_at, id LIMIT :limit - changes()`),
+          args,
+        },
+      ]
+    : [
+        {
+          sql: leaseThem(
+            `SELECT id FROM postel_messages WHERE ${claimable} ORDER BY created_at, id LIMIT :limit`,
+          ),
+          args,
+        },
+      ];
 }
 
 /** The distinct `[endpointId, orderingKey]` pairs of the keyed deliveries among `deliveries`. */

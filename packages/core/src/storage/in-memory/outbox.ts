@@ -127,11 +127,19 @@ export class MemoryOutbox {
   }
 
   async claimFanout(lease: FanoutClaim): Promise<ClaimedMessage[]> {
+    const free = (row: MessageRow) => row.fanoutToken === null || row.fanoutLeaseUntil <= lease.now;
+    // ORDERING_RULES.claimBehindLeased: per key, the earliest message another worker is fanning out.
+    const leasedOfKey = new Map<string, string | null>();
+    const behindLeased = (state: MemoryState, { id, orderingKey }: MessageRow["record"]) => {
+      if (orderingKey === undefined) return false;
+      if (!leasedOfKey.has(orderingKey)) leasedOfKey.set(orderingKey, state.leasedUnfanned(orderingKey, lease.now));
+      const leased = leasedOfKey.get(orderingKey)!;
+      return leased !== null && compare(leased, id) < 0;
+    };
     const claimable = function* (state: MemoryState, since = Number.NEGATIVE_INFINITY) {
       for (const id of state.unfanned) {
         const row = state.messages.get(id)!;
-        if ((row.fanoutToken === null || row.fanoutLeaseUntil <= lease.now) && row.record.createdAt >= since)
-          yield row;
+        if (free(row) && row.record.createdAt >= since && !behindLeased(state, row.record)) yield row;
       }
     };
     const byAge = (a: MessageRow, b: MessageRow) =>
