@@ -166,3 +166,54 @@ test("a worker killed with SIGKILL mid-delivery loses nothing: the other deliver
   expect(report.errors).toEqual([]);
   expect(report.delivered).toBeGreaterThanOrEqual(orphaned.size);
 }, 300_000);
+
+test("SIGKILL of a worker mid-drain keeps every ordering key in order: the other takes each head again, in order", async () => {
+  // Worker a's requests are answered at first, then held open, so it dies holding its keys' heads.
+  receiver = await startReceiver((sender, previous) => sender === "a" && previous >= 40);
+  const KEYS = 20;
+  const PER_KEY = 15;
+  const storage = SqliteStorage({ url: db.url });
+  await storage.migrate();
+  const postel = Postel({ outbound: { storage, http: { allowPrivateNetworks: true } } });
+  await postel.outbound.endpoints.create({ url: receiver.url });
+  const place = new Map<string, { key: number; index: number }>();
+  const ids: string[][] = Array.from({ length: KEYS }, () => []);
+  for (let index = 0; index < PER_KEY; index++) {
+    const events = Array.from({ length: KEYS }, (_, key) => ({
+      type: "sub.updated",
+      data: { key, index },
+      orderingKey: `sub_${key}`,
+    }));
+    const sent = await postel.outbound.sendBatch(events);
+    sent.forEach(({ id }, key) => {
+      place.set(id, { key, index });
+      ids[key]!.push(id);
+    });
+  }
+  await postel.close();
+  const [a, b] = await Promise.all([worker("a", "15s"), worker("b", "15s")]);
+  a!.go();
+  b!.go();
+  await waitFor(() => receiver!.held.size >= 5, "worker a to hold 5 heads in flight", 30_000);
+  a!.kill("SIGKILL");
+  const answered = receiver.answeredAt;
+  await waitWhileMoving(
+    () => answered.size === KEYS * PER_KEY,
+    () => answered.size,
+    `${KEYS * PER_KEY} answered webhook-ids`,
+    { stallMs: 45_000, capMs: 180_000 },
+  );
+  // A key's message arrives only after the key's earlier message was answered; what a held open
+  // (and died with) is sent again by b, in its place.
+  const problems: string[] = [];
+  for (const { id, at } of receiver.arrivals) {
+    const { key, index } = place.get(id)!;
+    if (index === 0) continue;
+    const before = answered.get(ids[key]![index - 1]!);
+    if (before === undefined || before > at)
+      problems.push(`sub_${key}: ${index} arrived before ${index - 1} was answered`);
+  }
+  expect(problems.slice(0, 5)).toEqual([]);
+  expect([...receiver.held].every((id) => (receiver!.seen.get(id) ?? 0) >= 2)).toBe(true);
+  await stop(b!);
+}, 240_000);

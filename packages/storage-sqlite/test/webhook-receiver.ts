@@ -9,6 +9,10 @@ export interface WebhookReceiver {
   readonly seen: Map<string, number>;
   /** The `webhook-id`s of every request held open (never answered). */
   readonly held: Set<string>;
+  /** Every request's `webhook-id` and arrival time (`Date.now()`), in arrival order. */
+  readonly arrivals: { id: string; at: number }[];
+  /** When each `webhook-id` was first answered (`Date.now()`). */
+  readonly answeredAt: Map<string, number>;
   /** Requests received from the sender whose User-Agent ends in `/<name>`. */
   countFrom(name: string): number;
   close(): Promise<void>;
@@ -24,6 +28,8 @@ export async function startReceiver(
 ): Promise<WebhookReceiver> {
   const seen = new Map<string, number>();
   const held = new Set<string>();
+  const arrivals: { id: string; at: number }[] = [];
+  const answeredAt = new Map<string, number>();
   const bySender = new Map<string, number>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const id = String(req.headers["webhook-id"] ?? "");
@@ -34,12 +40,16 @@ export async function startReceiver(
     const previous = bySender.get(sender) ?? 0;
     bySender.set(sender, previous + 1);
     seen.set(id, (seen.get(id) ?? 0) + 1);
+    arrivals.push({ id, at: Date.now() });
     if (hold(sender, previous)) {
       held.add(id);
       return;
     }
     req.resume();
-    req.once("end", () => res.writeHead(204).end());
+    req.once("end", () => {
+      if (!answeredAt.has(id)) answeredAt.set(id, Date.now());
+      res.writeHead(204).end();
+    });
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -48,6 +58,8 @@ export async function startReceiver(
     url: `http://127.0.0.1:${port}/hooks`,
     seen,
     held,
+    arrivals,
+    answeredAt,
     countFrom: (name) => bySender.get(name) ?? 0,
     async close() {
       server.closeAllConnections();
