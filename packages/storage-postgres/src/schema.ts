@@ -48,6 +48,8 @@ export const messages = postelSchema.table(
     traceContext: text("trace_context"),
     // Set only on a test event (`endpoints.sendTest()`): fan-out sends it to this one endpoint only.
     testEndpointId: text("test_endpoint_id"),
+    // `send({ orderingKey })`: its deliveries to each endpoint are made one at a time, in id order.
+    orderingKey: text("ordering_key"),
   },
   (t) => [
     uniqueIndex("messages_idempotency_key_idx")
@@ -68,6 +70,11 @@ export const messages = postelSchema.table(
     // history. Messages without a tenant have no entry, and tenant_id and id never change, so an
     // app without tenants writes nothing more and lease updates stay HOT.
     index("messages_tenant_idx").on(t.tenantId, t.id).where(sql`${t.tenantId} IS NOT NULL`),
+    // A keyed message's earlier messages of its key still awaiting fan-out (recordFanout's order check).
+    // Unordered messages have no entry, so sending them writes nothing more.
+    index("messages_unfanned_key_idx")
+      .on(t.orderingKey, t.id)
+      .where(sql`${t.orderingKey} IS NOT NULL AND ${t.fannedOutAt} IS NULL AND ${t.status} = 'pending'`),
   ],
 );
 
@@ -105,6 +112,8 @@ export const deliveries = postelSchema.table(
     firstAttemptErrorCode: text("first_attempt_error_code"),
     firstAttemptError: text("first_attempt_error"),
     firstAttemptResponseSnippet: text("first_attempt_response_snippet"),
+    // Its message's ordering key, copied at fan-out (NULL on unordered deliveries).
+    orderingKey: text("ordering_key"),
   },
   (t) => [
     index("deliveries_due_idx").on(t.nextAttemptAt, t.id).where(sql`${t.status} = 'pending'`),
@@ -121,6 +130,11 @@ export const deliveries = postelSchema.table(
     index("deliveries_first_attempt_open_idx")
       .on(t.firstAttemptId)
       .where(sql`${t.status} IN ('pending', 'held') AND ${t.firstAttemptId} IS NOT NULL`),
+    // A key's open deliveries on an endpoint: its head (pending or held) and those waiting behind it,
+    // by message id. Unordered deliveries never have an entry, so their statements write nothing more.
+    index("deliveries_key_open_idx")
+      .on(t.endpointId, t.orderingKey, t.status, t.messageId)
+      .where(sql`${t.orderingKey} IS NOT NULL AND ${t.status} IN ('pending', 'held', 'waiting')`),
   ],
 );
 
@@ -168,6 +182,8 @@ export const endpoints = postelSchema.table("endpoints", {
   rateLimit: doublePrecision("rate_limit"),
   tenantId: text("tenant_id"),
   metadata: jsonb("metadata").notNull(),
+  /** What a key does when its head dead-letters or fails for good: `skip` or `hold`. */
+  onKeyFailure: text("on_key_failure").notNull().default("skip"),
   state: text("state").notNull(),
   circuitOpenUntil: ms("circuit_open_until"),
   disabledReason: text("disabled_reason"),
@@ -175,6 +191,23 @@ export const endpoints = postelSchema.table("endpoints", {
   updatedAt: ms("updated_at").notNull(),
   deletedAt: ms("deleted_at"),
 });
+
+/**
+ * Keys held on an endpoint (`Storage.ordering`): the key's head dead-lettered or failed for good under
+ * `onKeyFailure: "hold"`, so its later deliveries wait until the head is replayed or the key skipped.
+ */
+export const heldKeys = postelSchema.table(
+  "held_keys",
+  {
+    endpointId: idText("endpoint_id").notNull(),
+    // In code-unit order too: listHeldKeys pages through the primary key by endpoint, then key.
+    orderingKey: idText("ordering_key").notNull(),
+    // The delivery holding the key.
+    deliveryId: idText("delivery_id").notNull(),
+    heldAt: ms("held_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.endpointId, t.orderingKey] })],
+);
 
 /** Signing secrets of an endpoint; several are valid at once during a rotation. */
 export const endpointSecrets = postelSchema.table(

@@ -20,6 +20,7 @@ const TABLES = [
   "endpoint_rate_buckets",
   "endpoint_secrets",
   "endpoints",
+  "held_keys",
   "messages",
   "meta",
   "migrations",

@@ -86,15 +86,20 @@ function insertChunk(chunk: NewMessage[]): Statement {
   const testEndpoints = chunk.some((m) => m.testEndpointId !== undefined)
     ? text((m) => m.testEndpointId ?? null)
     : null;
+  // Likewise only ordered sends carry an ordering key.
+  const orderingKeys = chunk.some((m) => m.orderingKey !== undefined)
+    ? text((m) => m.orderingKey ?? null)
+    : null;
   const insert = sql`
       INSERT INTO postel.messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at,
-        trace_context, test_endpoint_id)
+        trace_context, test_endpoint_id, ordering_key)
       SELECT unnest(${text((m) => m.id)}::text[]), unnest(${text((m) => m.type)}::text[]),
         unnest(${text((m) => m.payload)}::text[]), unnest(${text((m) => m.tenantId)}::text[]),
         unnest(${text((m) => m.idempotencyKey)}::text[]), 'pending',
         unnest(${bigint((m) => epochMs(m.createdAt))}::bigint[]),
         unnest(${bigint((m) => (m.expiresAt === null ? null : epochMs(m.expiresAt)))}::bigint[]),
-        unnest(${text((m) => m.traceContext ?? null)}::text[]), unnest(${testEndpoints}::text[])`;
+        unnest(${text((m) => m.traceContext ?? null)}::text[]), unnest(${testEndpoints}::text[]),
+        unnest(${orderingKeys}::text[])`;
   // Rows without a key cannot conflict, and ON CONFLICT would still insert each one speculatively (a
   // lock and one more WAL record per row). If the INSERT fails, so does the statement, NOTIFY and all.
   if (chunk.every((m) => m.idempotencyKey === null)) {

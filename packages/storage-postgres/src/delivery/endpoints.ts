@@ -19,14 +19,16 @@ export async function createEndpoint(sql: Sql, endpoint: EndpointRecord): Promis
     WITH e AS (
       INSERT INTO postel.endpoints (id, url, description, types, filter, filter_fn, transform, headers,
         retry_policy, circuit_breaker, auto_disable, max_in_flight, rate_limit, tenant_id, metadata, state,
-        circuit_open_until, disabled_reason, created_at, updated_at)
+        circuit_open_until, disabled_reason, created_at, updated_at, on_key_failure)
       SELECT r.id, r.url, r.description, r.types, r.filter, r."filterFn", r.transform, r.headers,
         r."retryPolicy", r."circuitBreaker", r."autoDisable", r."maxInFlight", r."rateLimit", r."tenantId",
-        r.metadata, r.state, r."circuitOpenUntil", r."disabledReason", r."createdAt", r."updatedAt"
+        r.metadata, r.state, r."circuitOpenUntil", r."disabledReason", r."createdAt", r."updatedAt",
+        r."onKeyFailure"
       FROM jsonb_to_record(${asJson(row)}::text::jsonb) AS r(id text, url text, description text, types jsonb,
         filter jsonb, "filterFn" text, transform text, headers jsonb, "retryPolicy" jsonb, "circuitBreaker" jsonb,
         "autoDisable" jsonb, "maxInFlight" integer, "rateLimit" double precision, "tenantId" text, metadata jsonb,
-        state text, "circuitOpenUntil" bigint, "disabledReason" text, "createdAt" bigint, "updatedAt" bigint)
+        state text, "circuitOpenUntil" bigint, "disabledReason" text, "createdAt" bigint, "updatedAt" bigint,
+        "onKeyFailure" text)
       RETURNING id
     ), secrets AS (
       INSERT INTO postel.endpoint_secrets (endpoint_id, secret, created_at, expires_at)
@@ -86,6 +88,7 @@ const UPDATABLE: [string, keyof EndpointFields, "text" | "jsonb" | "integer" | "
   ["rate_limit", "rateLimit", "double precision"],
   ["tenant_id", "tenantId", "text"],
   ["metadata", "metadata", "jsonb"],
+  ["on_key_failure", "onKeyFailure", "text"],
 ];
 
 // Each column takes the patch's value when the key is present (JSON null → SQL NULL), else keeps its own.

@@ -125,16 +125,17 @@ async function insertRows(sql: Sql, messages: NewMessage[]): Promise<Set<string>
     // A test event (sendTest's enqueue) batched beside other sends. Absent otherwise, so the JSON of
     // every other row stays as it was: json_to_recordset reads a missing key as NULL.
     ...(m.testEndpointId !== undefined && { test_endpoint_id: m.testEndpointId }),
+    ...(m.orderingKey !== undefined && { ordering_key: m.orderingKey }),
   }));
   const rows = await sql<{ id: string }[]>`
     WITH inserted AS (
       INSERT INTO postel.messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at,
-        trace_context, test_endpoint_id)
+        trace_context, test_endpoint_id, ordering_key)
       SELECT i.id, i.type, i.payload, i.tenant_id, i.idempotency_key, 'pending', i.created_at, i.expires_at,
-        i.trace_context, i.test_endpoint_id
+        i.trace_context, i.test_endpoint_id, i.ordering_key
       FROM json_to_recordset(${asJson(input)}::text::json) AS i(id text, type text, payload text,
         tenant_id text, idempotency_key text, created_at bigint, expires_at bigint, trace_context text,
-        test_endpoint_id text)
+        test_endpoint_id text, ordering_key text)
       RETURNING id
     ), woken AS (
       SELECT pg_notify(${WAKE_CHANNEL}, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row

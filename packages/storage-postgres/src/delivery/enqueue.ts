@@ -21,10 +21,10 @@ export async function enqueue(
   const inserted = await execute(sql`
     WITH inserted AS (
       INSERT INTO postel.messages (id, type, payload, tenant_id, idempotency_key, status, created_at, expires_at,
-        trace_context, test_endpoint_id)
+        trace_context, test_endpoint_id, ordering_key)
       VALUES (${message.id}, ${message.type}, ${message.payload}, ${message.tenantId}, ${message.idempotencyKey},
         'pending', ${epochMs(message.createdAt)}::bigint, ${expiresAt}::bigint, ${message.traceContext ?? null},
-        ${message.testEndpointId ?? null})
+        ${message.testEndpointId ?? null}, ${message.orderingKey ?? null})
       ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
       RETURNING id
     )

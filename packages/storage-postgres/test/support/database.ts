@@ -43,7 +43,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 export async function truncatePostel(sql: Sql): Promise<void> {
   await sql`
     TRUNCATE postel.messages, postel.deliveries, postel.attempts, postel.endpoints, postel.endpoint_secrets,
-      postel.endpoint_health, postel.received, postel.audit_log RESTART IDENTITY`;
+      postel.endpoint_health, postel.received, postel.audit_log, postel.held_keys RESTART IDENTITY`;
 }
 
 /**
