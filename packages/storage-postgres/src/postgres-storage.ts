@@ -7,6 +7,7 @@ import {
   InvalidInputError,
   type LimitsStore,
   type OperationsStore,
+  type OrderingStore,
   type ReplayStore,
   type RetentionStore,
   type Storage,
@@ -46,6 +47,7 @@ import { healthBuckets } from "./operations/health-buckets.js";
 import * as listings from "./operations/listings.js";
 import { recentAttempts } from "./operations/recent-attempts.js";
 import { stats } from "./operations/stats.js";
+import * as ordering from "./ordering/held-keys.js";
 import * as replay from "./replay/replay-deliveries.js";
 import { pruneFinished, pruneHealth } from "./retention/prune.js";
 
@@ -79,6 +81,8 @@ export interface PostgresStorageInstance extends Storage<PostgresTransaction> {
   readonly limits: LimitsStore;
   /** The operations reads, from partial indexes and health buckets. */
   readonly operations: OperationsStore;
+  /** Ordered delivery per key: advisory locks per key, waiting deliveries, held keys. */
+  readonly ordering: OrderingStore;
   /** Replay of terminal deliveries. */
   readonly replay: ReplayStore;
   /** Retention in short batches (`FOR UPDATE SKIP LOCKED`). */
@@ -246,6 +250,12 @@ export function PostgresStorage(
       attemptsAfter: (query) => run((sql) => attemptsAfter(sql, query)),
       healthBuckets: (query) => run((sql) => healthBuckets(sql, query)),
       stats: (query) => run((sql) => stats(sql, query)),
+    },
+    ordering: {
+      listHeldKeys: (query) => run((sql) => ordering.listHeldKeys(sql, query)),
+      skipHeldKey: (endpointId, orderingKey, now) =>
+        run((sql) => ordering.skipHeldKey(sql, endpointId, orderingKey, epochMs(now))),
+      countWaiting: (query) => run((sql) => ordering.countWaiting(sql, query)),
     },
     replay: {
       findReplayable: (selector, limit) => run((sql) => replay.findReplayable(sql, selector, limit)),

@@ -21,6 +21,8 @@ import {
 import type { ClaimFloor, FloorKey } from "../internal/claim-floor.js";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import { LEASE_ONLY, leaseToken, toClaimedDelivery } from "../internal/lease-tokens.js";
+import { lockKeys } from "../ordering/key-locks.js";
+import { givenPairs, settleKeysStatement } from "../ordering/settle-keys.js";
 
 /**
  * One statement: lease the oldest messages not fanned out yet (through the partial index
@@ -95,6 +97,12 @@ export function claimFanoutStatement(sql: Sql, lease: FanoutClaim, from: FloorKe
  * One statement for the whole batch: per message whose token still matches, mark it fanned out
  * (`dispatched` when nothing matched, `expired` when its ttl elapsed) and insert its deliveries —
  * due `now`, or already leased to `lease.owner` until `lease.until` and returned with their message.
+ *
+ * A batch with an ordering key takes the keyed path: in one transaction, lock its keys
+ * (`lockKeys`), run the statement with its keyed parts (see {@link recordFanoutStatement}), then let
+ * each (endpoint, key) pair written have its head (`settleKeysStatement`), leased to `lease.owner`
+ * when it is one of this batch's deliveries not queued. A batch without keys runs exactly the
+ * statement and input it ran before ordering existed.
  */
 export async function recordFanout(
   sql: Sql,
@@ -103,7 +111,41 @@ export async function recordFanout(
   lease: { owner: string; until: number } | undefined,
 ): Promise<ClaimedDelivery[]> {
   if (results.length === 0) return [];
-  const input = results.map((result) => ({
+  const keys = new Set<string>();
+  const keyed: { id: string; endpointId: string; orderingKey: string }[] = [];
+  const leasable: string[] = [];
+  for (const result of results) {
+    if (result.orderingKey !== undefined) keys.add(result.orderingKey);
+    for (const d of result.deliveries) {
+      if (d.orderingKey === undefined) continue;
+      keys.add(d.orderingKey);
+      keyed.push({ id: d.id, endpointId: d.endpointId, orderingKey: d.orderingKey });
+      if (lease !== undefined && d.queued !== true) leasable.push(d.id);
+    }
+  }
+  const input = results.map((result) =>
+    keys.size === 0 ? unorderedInput(result, lease !== undefined) : orderedInput(result, lease !== undefined),
+  );
+  // In a pipelined transaction: its plan settings (no sequential scans, generic plans) and the
+  // messages reached through their keys as an array too. Planned alone while the messages table was
+  // empty, it read the whole table at every fan-out (test/plans.test.ts).
+  if (keys.size === 0) {
+    const [rows = []] = await pipelinedTransaction(sql, (tx) => [
+      recordFanoutStatement(tx, input, now, lease, false),
+    ]);
+    return sharingMessages(rows);
+  }
+  const [, rows = [], heads = []] = await pipelinedTransaction(sql, (tx) => [
+    lockKeys(tx, [...keys]),
+    recordFanoutStatement(tx, input, now, lease, true),
+    settleKeysStatement(tx, givenPairs(tx, keyed), now, lease && { ...lease, leasable }),
+  ]);
+  return [...sharingMessages(rows), ...heads.map((row) => toClaimedDelivery(row))];
+}
+
+/** A fan-out result as the statement's unordered input reads it. */
+function unorderedInput(result: FanoutResult, leasing: boolean) {
+  return {
     message_id: result.messageId,
     token: result.token,
     expired: result.expired === true,
@@ -115,37 +157,83 @@ export async function recordFanout(
       endpointId: d.endpointId,
       webhookId: d.webhookId,
       createdAt: epochMs(d.createdAt),
-      leased: lease !== undefined && d.queued !== true,
+      leased: leasing && d.queued !== true,
     })),
-  }));
-  // In a pipelined transaction: its plan settings (no sequential scans, generic plans) and the
-  // messages reached through their keys as an array too. Planned alone while the messages table was
-  // empty, it read the whole table at every fan-out (test/plans.test.ts).
-  const [rows = []] = await pipelinedTransaction(sql, (tx) => [recordFanoutStatement(tx, input, now, lease)]);
-  return sharingMessages(rows);
+  };
 }
 
-function recordFanoutStatement(
+/** ... and as its keyed input reads it: a keyed delivery is inserted waiting, never leased. */
+function orderedInput(result: FanoutResult, leasing: boolean) {
+  return {
+    message_id: result.messageId,
+    token: result.token,
+    expired: result.expired === true,
+    status: fanoutMessageStatus(result),
+    ordering_key: result.orderingKey ?? null,
+    deliveries: result.deliveries.map((d) => ({
+      id: d.id,
+      endpointId: d.endpointId,
+      webhookId: d.webhookId,
+      createdAt: epochMs(d.createdAt),
+      leased: leasing && d.queued !== true && d.orderingKey === undefined,
+      orderingKey: d.orderingKey ?? null,
+    })),
+  };
+}
+
+/**
+ * The fan-out statement. With `keyed` (its transaction holds the batch's key locks),
+ * `ORDERING_RULES.fanoutInOrder`: a keyed message with an earlier message of its key still awaiting
+ * fan-out, other than this batch's own (token matching), is `refused` — its lease freed, nothing else
+ * written — and keyed deliveries are inserted `waiting` with their key, for the settle statement.
+ */
+export function recordFanoutStatement(
   sql: Sql,
   input: unknown[],
   now: number,
   lease: { owner: string; until: number } | undefined,
+  keyed: boolean,
 ): PendingQuery<RawRow[]> {
   const leased = lease !== undefined;
-  return sql<RawRow[]>`
-    WITH input AS (
-      SELECT * FROM json_to_recordset(${asJson(input)}::text::json)
-        AS i(message_id text, token text, expired boolean, status text, deliveries json)
-    ), fenced AS (
-      UPDATE postel.messages m SET
-        fanned_out_at = ${now}::bigint, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
-        status = coalesce(i.status, m.status),
-        finished_at = CASE WHEN i.status IS NULL THEN m.finished_at ELSE ${now}::bigint END
-      FROM input i
-      WHERE m.id = i.message_id AND m.id = ANY(ARRAY(SELECT message_id FROM input))
-        AND m.lease_token = i.token AND m.fanned_out_at IS NULL
-      RETURNING ${sql.unsafe(PREFIXED_MESSAGE_COLUMNS)}, i.expired, i.deliveries
-    ), d AS (
+  const recordset = sql`json_to_recordset(${asJson(input)}::text::json)`;
+  // Unordered batches keep their statement as it was: each keyed part is a fragment of its own.
+  const inputs = keyed
+    ? sql`given AS (
+        SELECT * FROM ${recordset}
+          AS i(message_id text, token text, expired boolean, status text, ordering_key text, deliveries json)
+      ), input AS (
+        -- Found through messages_unfanned_key_idx: only keyed messages not fanned out are in it.
+        SELECT g.*, g.ordering_key IS NOT NULL AND EXISTS (
+          SELECT 1 FROM postel.messages e
+          WHERE e.ordering_key = g.ordering_key AND e.id < g.message_id
+            AND e.fanned_out_at IS NULL AND e.status = 'pending'
+            AND NOT EXISTS (SELECT 1 FROM given o WHERE o.message_id = e.id AND o.token = e.lease_token)
+        ) AS later
+        FROM given g
+      ), refused AS (
+        UPDATE postel.messages m SET lease_token = NULL, lease_owner = NULL, lease_until = NULL
+        FROM input i
+        WHERE i.later AND m.id = i.message_id AND m.id = ANY(ARRAY(SELECT message_id FROM input WHERE later))
+          AND m.lease_token = i.token AND m.fanned_out_at IS NULL
+      )`
+    : sql`input AS (
+        SELECT * FROM ${recordset}
+          AS i(message_id text, token text, expired boolean, status text, deliveries json)
+      )`;
+  const insert = keyed
+    ? sql`
+      INSERT INTO postel.deliveries AS d (id, message_id, endpoint_id, webhook_id, status, retries_used,
+        attempts_made, next_attempt_at, lease_token, lease_owner, created_at, updated_at, ordering_key)
+      SELECT n.id, f.m_id, n."endpointId", n."webhookId",
+        CASE WHEN n."orderingKey" IS NULL THEN 'pending' ELSE 'waiting' END, 0, 0,
+        CASE WHEN n.leased THEN ${leased ? lease.until : now}::bigint ELSE ${now}::bigint END,
+        CASE WHEN n.leased THEN ${sql.unsafe(leaseToken("n.id"))} END,
+        CASE WHEN n.leased THEN ${lease?.owner ?? null}::text END, n."createdAt", ${now}::bigint, n."orderingKey"
+      FROM fenced f
+      CROSS JOIN LATERAL json_to_recordset(f.deliveries)
+        AS n(id text, "endpointId" text, "webhookId" text, "createdAt" bigint, leased boolean, "orderingKey" text)
+      WHERE NOT f.expired`
+    : sql`
       INSERT INTO postel.deliveries AS d (id, message_id, endpoint_id, webhook_id, status, retries_used,
         attempts_made, next_attempt_at, lease_token, lease_owner, created_at, updated_at)
       SELECT n.id, f.m_id, n."endpointId", n."webhookId", 'pending', 0, 0,
@@ -155,7 +243,18 @@ function recordFanoutStatement(
       FROM fenced f
       CROSS JOIN LATERAL json_to_recordset(f.deliveries)
         AS n(id text, "endpointId" text, "webhookId" text, "createdAt" bigint, leased boolean)
-      WHERE NOT f.expired
+      WHERE NOT f.expired`;
+  return sql<RawRow[]>`
+    WITH ${inputs}, fenced AS (
+      UPDATE postel.messages m SET
+        fanned_out_at = ${now}::bigint, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
+        status = coalesce(i.status, m.status),
+        finished_at = CASE WHEN i.status IS NULL THEN m.finished_at ELSE ${now}::bigint END
+      FROM input i
+      WHERE m.id = i.message_id AND m.id = ANY(ARRAY(SELECT message_id FROM input))
+        AND m.lease_token = i.token AND m.fanned_out_at IS NULL${keyed ? sql` AND NOT i.later` : sql``}
+      RETURNING ${sql.unsafe(PREFIXED_MESSAGE_COLUMNS)}, i.expired, i.deliveries
+    ), d AS (${insert}
       RETURNING d.*
     )
     SELECT ${sql.unsafe(DELIVERY_COLUMNS)}, ${sql.unsafe(prefixedMessageColumnsOf("f", ["payload"]))},
