@@ -4,12 +4,15 @@ import {
   firstDirectOutcomes,
   onlyDeliveryFinalStatus,
   HEALTH_BUCKET_MS,
+  isTerminal,
   type RecordOutcomesResult,
 } from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import { asJson, epochMs, FIRST_ATTEMPT_COLUMNS } from "../internal/rows.js";
 import { finaliseMessages, lockMessagesOf, TERMINAL } from "../internal/sql-fragments.js";
+import { lockKeys } from "../ordering/key-locks.js";
+import { pairsOfDeliveries, settleKeysStatement } from "../ordering/settle-keys.js";
 
 // A delivery's first attempt (number 1, the first recorded) goes in its row, the rest in `attempts`:
 // first_attempt_<x> takes the input's <x> (first_attempt_id its attempt_id).
@@ -58,6 +61,11 @@ function toInput(outcome: DeliveryOutcome) {
  * its row, later ones in `attempts`), upserts the endpoint
  * health buckets and finalises messages whose deliveries are now all terminal. Only messages of
  * existing deliveries are locked first: a direct delivery is its message's only one.
+ *
+ * When a keyed delivery ends (`ORDERING_RULES.nextOnEnd`), the same transaction first locks the keys
+ * of the keyed outcomes that end (`lockKeys`), holds the key of each one recorded with `holdKey` (a
+ * CTE over the rows the statement changed: a lost lease holds nothing), then lets the next waiting
+ * delivery of each other key go (`settleKeysStatement`). Other batches run as they did before.
  */
 export async function recordOutcomes(
   sql: Sql,
@@ -69,7 +77,22 @@ export async function recordOutcomes(
   const input = asJson(outcomes.map(toInput));
   const ids = all.map((outcome) => outcome.deliveryId);
   const existing = outcomes.filter((outcome) => !outcome.newDelivery).map((outcome) => outcome.deliveryId);
+  // Keyed outcomes that end their delivery: only they change which delivery heads their key.
+  const ended = outcomes.filter(
+    (outcome) => outcome.orderingKey !== undefined && isTerminal(deliveryStatusOf(outcome.transition)),
+  );
+  const holds = ended
+    .filter((outcome) => outcome.holdKey === true)
+    .map((outcome) => ({ delivery_id: outcome.deliveryId, ordering_key: outcome.orderingKey }));
   const results = await pipelinedTransaction(sql, (tx) => [
+    ...(ended.length > 0
+      ? [
+          lockKeys(
+            tx,
+            ended.map((outcome) => outcome.orderingKey!),
+          ),
+        ]
+      : []),
     ...(existing.length > 0
       ? [
           lockMessagesOf(
@@ -149,12 +172,36 @@ export async function recordOutcomes(
         GROUP BY 1, 2
         ON CONFLICT (endpoint_id, bucket_start) DO UPDATE
           SET attempts = h.attempts + excluded.attempts, failures = h.failures + excluded.failures
-      ), ${finaliseMessages(tx, now)}
+      ), ${
+        holds.length === 0
+          ? tx``
+          : tx`held AS (
+        -- Only deliveries this statement ended: a lost lease holds nothing.
+        INSERT INTO postel.held_keys (endpoint_id, ordering_key, delivery_id, held_at)
+        SELECT c.endpoint_id, h.ordering_key, c.id, ${now}::bigint
+        FROM changed c JOIN json_to_recordset(${asJson(holds)}::text::json) AS h(delivery_id text, ordering_key text)
+          ON h.delivery_id = c.id
+        WHERE c.status IN ('dead-lettered', 'failed')
+        ON CONFLICT DO NOTHING
+      ), `
+      }${finaliseMessages(tx, now)}
       -- Only the outcomes not recorded come back: usually none.
       SELECT delivery_id AS id FROM input
       WHERE delivery_id NOT IN (SELECT id FROM changed UNION ALL SELECT delivery_id FROM fanned)`,
+    ...(ended.length > 0
+      ? [
+          settleKeysStatement(
+            tx,
+            pairsOfDeliveries(
+              tx,
+              ended.map((outcome) => outcome.deliveryId),
+            ),
+            now,
+          ),
+        ]
+      : []),
   ]);
-  const rows = results.at(-1);
+  const rows = results.at(ended.length > 0 ? -2 : -1);
   const lost = new Set((rows ?? []).map((row) => row["id"] as string));
   if (outcomes.length < all.length) {
     // Direct outcomes firstDirectOutcomes dropped (a second one for the same message) are lease lost.
