@@ -5,13 +5,15 @@ import { bumpRevision } from "./endpoints.js";
 import { finaliseMessages, lockMessagesOf } from "../internal/sql-fragments.js";
 
 /**
- * Soft-deletes the endpoint, cancels its pending and held deliveries (dropping their leases, so a
- * worker's late outcome is refused) and finalises their messages — one pipelined transaction that
- * locks the affected messages first, like `recordOutcomes`.
+ * Soft-deletes the endpoint, cancels its pending, held and waiting deliveries (dropping their leases,
+ * so a worker's late outcome is refused), releases the keys held on it (`ORDERING_RULES.deleteEndpoint`)
+ * and finalises their messages — one pipelined transaction that locks the affected messages first, like
+ * `recordOutcomes`. A worker ending a delivery that holds a key locks its message too, so its hold is
+ * either written before this statement's snapshot (and deleted here) or never (its lease was dropped).
  */
 export async function deleteEndpoint(sql: Sql, id: string, now: number): Promise<boolean> {
   const [, rows] = await pipelinedTransaction(sql, (tx) => [
-    lockMessagesOf(tx, tx`d.endpoint_id = ${id} AND d.status IN ('pending', 'held')`),
+    lockMessagesOf(tx, tx`d.endpoint_id = ${id} AND d.status IN ('pending', 'held', 'waiting')`),
     tx`
       WITH e AS (
         UPDATE postel.endpoints SET deleted_at = ${now}::bigint, updated_at = ${now}::bigint
@@ -20,8 +22,10 @@ export async function deleteEndpoint(sql: Sql, id: string, now: number): Promise
       ), changed AS (
         UPDATE postel.deliveries d SET status = 'cancelled', lease_token = NULL, lease_owner = NULL,
           updated_at = ${now}::bigint
-        WHERE d.endpoint_id IN (SELECT id FROM e) AND d.status IN ('pending', 'held')
+        WHERE d.endpoint_id IN (SELECT id FROM e) AND d.status IN ('pending', 'held', 'waiting')
         RETURNING d.id, d.message_id, d.status
+      ), released AS (
+        DELETE FROM postel.held_keys WHERE endpoint_id IN (SELECT id FROM e)
       ), ${finaliseMessages(tx, now)}, ${bumpRevision(tx, "EXISTS (SELECT 1 FROM e)")}
       SELECT id FROM e`,
   ]);

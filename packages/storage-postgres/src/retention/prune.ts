@@ -49,6 +49,13 @@ export function pruneStatement(sql: Sql, request: PruneRequest): PendingQuery<Ro
         AND NOT EXISTS (
           SELECT 1 FROM postel.deliveries d WHERE d.message_id = m.id AND d.status NOT IN ${sql.unsafe(TERMINAL)}
         )
+        -- ORDERING_RULES.retention: a delivery holding its key stays, for the replay or skip to come.
+        -- Through held_keys' primary key: no index on delivery_id for this.
+        AND NOT EXISTS (
+          SELECT 1 FROM postel.deliveries d
+          JOIN postel.held_keys h ON h.endpoint_id = d.endpoint_id AND h.ordering_key = d.ordering_key
+          WHERE d.message_id = m.id AND d.ordering_key IS NOT NULL AND h.delivery_id = d.id
+        )
       ORDER BY m.id
       FOR UPDATE OF m SKIP LOCKED
     ), gone_attempts AS (
