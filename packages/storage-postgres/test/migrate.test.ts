@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { isPostelError, SchemaMismatchError } from "@postel/core";
-import postgres from "postgres";
+import postgres, { type Sql } from "postgres";
 import { afterEach, describe, expect, test } from "vitest";
 import { migrate, PostgresStorage } from "../src/index.js";
 import { createTestDatabase, type TestDatabase } from "./support/database.js";
@@ -101,20 +101,24 @@ describe("migrate()", () => {
   });
 });
 
+/** What an older version's migrate() left behind: every migration before `migration`, recorded. */
+async function migratedBefore(sql: Sql, migration: string): Promise<void> {
+  await sql`CREATE SCHEMA postel`;
+  await sql`CREATE TABLE postel.migrations (name text PRIMARY KEY, hash text NOT NULL, applied_at bigint NOT NULL)`;
+  const before = SHIPPED.indexOf(migration);
+  expect(before).toBeGreaterThan(0);
+  for (const name of SHIPPED.slice(0, before)) {
+    const text = readFileSync(new URL(`../migrations/${name}.sql`, import.meta.url), "utf8");
+    await sql.unsafe(text);
+    const hash = createHash("sha256").update(text).digest("hex");
+    await sql`INSERT INTO postel.migrations (name, hash, applied_at) VALUES (${name}, ${hash}, 0)`;
+  }
+}
+
 describe("upgrades", () => {
   test("endpoints created before 0004_endpoint-limits read back with both limits null", async () => {
     const sql = (await freshDatabase()).connect();
-    // What an older version's migrate() left behind: every migration before this one, recorded.
-    await sql`CREATE SCHEMA postel`;
-    await sql`CREATE TABLE postel.migrations (name text PRIMARY KEY, hash text NOT NULL, applied_at bigint NOT NULL)`;
-    const limits = SHIPPED.indexOf("0004_endpoint-limits");
-    expect(limits).toBeGreaterThan(0);
-    for (const name of SHIPPED.slice(0, limits)) {
-      const text = readFileSync(new URL(`../migrations/${name}.sql`, import.meta.url), "utf8");
-      await sql.unsafe(text);
-      const hash = createHash("sha256").update(text).digest("hex");
-      await sql`INSERT INTO postel.migrations (name, hash, applied_at) VALUES (${name}, ${hash}, 0)`;
-    }
+    await migratedBefore(sql, "0004_endpoint-limits");
     await sql`
       INSERT INTO postel.endpoints (id, url, types, headers, metadata, state, created_at, updated_at)
       VALUES ('ep_old', 'https://old.example.com/hook', '["*"]', '{}', '{}', 'active', 1, 1)`;
@@ -128,6 +132,23 @@ describe("upgrades", () => {
       maxInFlight: null,
       rateLimit: null,
     });
+  });
+
+  test("endpoints and messages from before 0014_ordering read back unordered, their endpoints skipping a failed key's head", async () => {
+    const sql = (await freshDatabase()).connect();
+    await migratedBefore(sql, "0014_ordering");
+    await sql`
+      INSERT INTO postel.endpoints (id, url, types, headers, metadata, state, created_at, updated_at)
+      VALUES ('ep_old', 'https://old.example.com/hook', '["*"]', '{}', '{}', 'active', 1, 1)`;
+    await sql`
+      INSERT INTO postel.messages (id, type, payload, status, created_at)
+      VALUES ('msg_old', 'order.created', '{}', 'pending', 1)`;
+
+    await migrate(sql);
+    const storage = PostgresStorage({ sql }, { migrate: false });
+    expect(await storage.getEndpoint("ep_old")).toMatchObject({ onKeyFailure: "skip" });
+    expect(await storage.getMessage("msg_old")).not.toHaveProperty("orderingKey");
+    expect(await storage.ordering.listHeldKeys({ limit: 10 })).toEqual([]);
   });
 });
 
