@@ -13,13 +13,13 @@ export interface SettleLease {
 /**
  * `ORDERING_RULES.nextOnEnd`, `skip` and `headAtFanout`: for each (endpoint, key) pair that `pairs`
  * selects (columns `endpoint_id`, `ordering_key`) with no `pending` or `held` delivery and no hold,
- * the earliest `waiting` delivery (by message id, then id) becomes `pending`, due `now`, or leased to
+ * the earliest `waiting` delivery (by message id) becomes `pending`, due `now`, or leased to
  * `lease.owner` when it is one of `lease.leasable`; the leased ones come back with their message.
  *
  * Its own statement, after the writes it settles: a data-modifying CTE's rows are invisible to the
  * other CTEs of its statement. Run it holding the pairs' key locks (`lockKeys`): between its check and
- * its write, no other transaction then makes a head of those keys. Every lookup is an index condition
- * of `deliveries_key_open_idx` or the primary key of `held_keys`.
+ * its write, no other transaction then makes a head of those keys. Each pair costs one probe of
+ * `deliveries_key_open_idx` and one of `held_keys`' primary key, however long its history.
  */
 export function settleKeysStatement(
   sql: Sql,
@@ -28,18 +28,22 @@ export function settleKeysStatement(
   lease?: SettleLease,
 ): PendingQuery<RawRow[]> {
   return sql<RawRow[]>`
-    WITH pairs AS (${pairs}), next AS (
-      SELECT w.id FROM (SELECT DISTINCT endpoint_id, ordering_key FROM pairs) p
+    -- Materialized: inlined, its DISTINCT below made a plan made on empty tables read the pairs'
+    -- deliveries in endpoint order, through a whole index, rather than by their keys.
+    WITH pairs AS MATERIALIZED (${pairs}), next AS (
+      SELECT o.id FROM (SELECT DISTINCT endpoint_id, ordering_key FROM pairs) p
       CROSS JOIN LATERAL (
-        SELECT d.id FROM postel.deliveries d
-        WHERE d.endpoint_id = p.endpoint_id AND d.ordering_key = p.ordering_key AND d.status = 'waiting'
-        ORDER BY d.message_id, d.id
+        -- The pair's first open delivery in deliveries_key_open_idx's own order (its predicate takes
+        -- the status test, so the scan is one range, read from its start): its head when it has one
+        -- ('held' and 'pending' sort before 'waiting'), else its earliest waiting delivery. A message
+        -- has one delivery per endpoint, so message_id alone orders a pair's deliveries.
+        SELECT d.id, d.status FROM postel.deliveries d
+        WHERE d.endpoint_id = p.endpoint_id AND d.ordering_key = p.ordering_key
+          AND d.ordering_key IS NOT NULL AND d.status IN ('pending', 'held', 'waiting')
+        ORDER BY d.status, d.message_id
         LIMIT 1
-      ) w
-      WHERE NOT EXISTS (
-          SELECT 1 FROM postel.deliveries h
-          WHERE h.endpoint_id = p.endpoint_id AND h.ordering_key = p.ordering_key AND h.status IN ('pending', 'held')
-        )
+      ) o
+      WHERE o.status = 'waiting'
         AND NOT EXISTS (
           SELECT 1 FROM postel.held_keys k WHERE k.endpoint_id = p.endpoint_id AND k.ordering_key = p.ordering_key
         )
@@ -52,8 +56,9 @@ export function settleKeysStatement(
         lease_owner = CASE WHEN d.id = ANY(${lease?.leasable ?? []}::text[]) THEN ${lease?.owner ?? null}::text END,
         updated_at = ${now}::bigint
       -- The keys as an array too (see pipelinedTransaction). A waiting row another transaction
-      -- cancelled meanwhile (deleteEndpoint) fails the status test and stays as it is.
-      FROM next WHERE d.id = next.id AND d.id = ANY(ARRAY(SELECT id FROM next)) AND d.status = 'waiting'
+      -- cancelled meanwhile (deleteEndpoint) fails the status test and stays as it is; the test is
+      -- no index condition (IS TRUE), or a plan made on empty tables walks an index by status.
+      FROM next WHERE d.id = next.id AND d.id = ANY(ARRAY(SELECT id FROM next)) AND (d.status = 'waiting') IS TRUE
       RETURNING d.*
     )
     SELECT ${sql.unsafe(DELIVERY_COLUMNS)}, ${sql.unsafe(PREFIXED_MESSAGE_COLUMNS)}
@@ -66,7 +71,8 @@ export function settleKeysStatement(
 export function pairsOfDeliveries(sql: Sql, deliveryIds: readonly string[]): PendingQuery<Row[]> {
   return sql`
     SELECT endpoint_id, ordering_key FROM postel.deliveries
-    WHERE id = ANY(${deliveryIds as string[]}::text[]) AND ordering_key IS NOT NULL`;
+    WHERE id = ANY(ARRAY(SELECT json_array_elements_text(${asJson(deliveryIds)}::text::json)))
+      AND ordering_key IS NOT NULL`;
 }
 
 /** `pairs` for {@link settleKeysStatement}, given as values. */
