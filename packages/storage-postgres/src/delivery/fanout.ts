@@ -52,8 +52,14 @@ export async function claimFanout(
 /** The claim statement itself, scanning from `from` (tests EXPLAIN it). */
 export function claimFanoutStatement(sql: Sql, lease: FanoutClaim, from: FloorKey): PendingQuery<RawRow[]> {
   const newest = Math.min(lease.newest?.limit ?? 0, lease.limit);
+  // ORDERING_RULES.claimBehindLeased: a keyed message waits while an earlier one of its key is being
+  // fanned out elsewhere (messages_unfanned_key_idx answers it; an unordered row never asks).
   const claimable = sql`fanned_out_at IS NULL AND status = 'pending'
-    AND (lease_until IS NULL OR lease_until <= ${lease.now}::bigint) AND ${sql.unsafe(LEASE_ONLY)}`;
+    AND (lease_until IS NULL OR lease_until <= ${lease.now}::bigint) AND ${sql.unsafe(LEASE_ONLY)}
+    AND (ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM postel.messages e
+      WHERE e.ordering_key = messages.ordering_key AND e.id < messages.id
+        AND e.ordering_key IS NOT NULL AND e.fanned_out_at IS NULL AND e.status = 'pending'
+        AND e.lease_until > ${lease.now}::bigint))`;
   const oldest = sql`
     SELECT id, created_at FROM postel.messages
     WHERE ${claimable} AND (created_at, id) >= (${from.at}::bigint, ${from.id}::text)
