@@ -34,6 +34,7 @@ function stats(endpoints: Partial<EndpointStats>[], totals: Partial<typeof count
       failureRate: null,
       ...e,
     })),
+    ordering: null,
   };
 }
 

@@ -48,6 +48,7 @@ function snapshot(
     capped: false,
     attempts: { total: 0, failures: 0, failureRate: null },
     endpoints,
+    ordering: null,
   };
 }
 
