@@ -5,6 +5,7 @@ import { deadLetterCommands } from "./commands/dead-letters.js";
 import { endpointEditCommands } from "./commands/endpoint-edit.js";
 import { endpointStateCommands } from "./commands/endpoint-state.js";
 import { endpointCommands } from "./commands/endpoints.js";
+import { keyCommands } from "./commands/keys.js";
 import { messageCommands } from "./commands/messages.js";
 import { migrateCommands } from "./commands/migrate.js";
 import { pruneCommands } from "./commands/prune.js";
@@ -22,6 +23,7 @@ export const COMMANDS: readonly Command[] = [
   ...sendTestCommands,
   ...messageCommands,
   ...deadLetterCommands,
+  ...keyCommands,
   ...replayCommands,
   ...pruneCommands,
   ...statsCommands,

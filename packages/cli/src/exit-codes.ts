@@ -17,7 +17,7 @@ export const EXIT_CODE_HELP = [
   "0  ok",
   "1  unexpected error",
   "2  usage error: unknown command or flag, bad value",
-  "3  not found: no endpoint, message or delivery with that id",
+  "3  not found: no endpoint, message or delivery with that id, or the ordering key is not held",
   "4  database unreachable or not migrated, or another database failure: the message says what to do",
   "5  check failed: a threshold of `postel check` was crossed",
 ];
@@ -38,7 +38,7 @@ export function usageError(message: string): CliError {
   return new CliError("USAGE", message, EXIT.usage);
 }
 
-const NOT_FOUND = new Set(["ENDPOINT_NOT_FOUND", "MESSAGE_NOT_FOUND", "DELIVERY_NOT_FOUND"]);
+const NOT_FOUND = new Set(["ENDPOINT_NOT_FOUND", "MESSAGE_NOT_FOUND", "DELIVERY_NOT_FOUND", "KEY_NOT_HELD"]);
 
 // The library's advice names its API; the CLI's names its commands and flags.
 const CLI_WORDING: [RegExp, string][] = [
@@ -48,6 +48,7 @@ const CLI_WORDING: [RegExp, string][] = [
     /A message's deliveries are listed by messages\.deliveries\(id\)\./,
     "`postel messages show <id>` lists a message's deliveries.",
   ],
+  [/ orderingKeys\.held\(\) lists the held keys\./, " List the held keys with `postel keys held`."],
   [/pass `outbound: \{ http: \{ allowPrivateNetworks: true \} \}`/, "pass --allow-private-networks"],
   [/; use null for the default in outbound\.limits/g, '; or "default" for the app\'s own setting'],
   [

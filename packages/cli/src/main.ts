@@ -19,6 +19,11 @@ export interface Io {
   stdin?: { isTTY?: boolean };
   /** Reads one line of stdin (null at its end). */
   readLine?: () => Promise<string | null>;
+  /**
+   * Opens `--db` (default: PostgreSQL or SQLite, as the target says). Tests of features a database
+   * storage does not have yet hand in a Postel on `InMemoryStorage`.
+   */
+  openDatabase?: typeof openDatabase;
 }
 
 /** Runs one `postel` command line and returns its exit status. */
@@ -65,7 +70,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     const actor = command.audited || flag !== undefined ? resolveActor(flag, io.env) : undefined;
     const open = async (options?: Parameters<Context["open"]>[0]) => {
       target ??= resolveTarget(args.string("db"), io.env);
-      db ??= await openDatabase(target, options);
+      db ??= await (io.openDatabase ?? openDatabase)(target, options);
       return db;
     };
     await command.run({

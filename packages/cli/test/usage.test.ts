@@ -59,6 +59,7 @@ describe("the audit log's actor", () => {
       "endpoints rotate-secret",
       "endpoints secret",
       "endpoints send-test",
+      "keys skip",
       "replay",
       "prune",
     ]);

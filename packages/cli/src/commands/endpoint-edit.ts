@@ -4,11 +4,19 @@ import type { Command } from "../command.js";
 import { compact } from "../compact.js";
 import { usageError } from "../exit-codes.js";
 import { auditUrl } from "../record-action.js";
-import { endpointNotFound, headerFlags, printEndpoint, typesFlag, withHiddenHeaders } from "./endpoints.js";
+import {
+  endpointNotFound,
+  headerFlags,
+  keyFailureFlag,
+  ON_KEY_FAILURE_OPTION,
+  printEndpoint,
+  typesFlag,
+  withHiddenHeaders,
+} from "./endpoints.js";
 
 const update: Command = {
   name: "endpoints update",
-  summary: "Change an endpoint's URL, description, types, headers or limits (the rest stays)",
+  summary: "Change an endpoint's URL, description, types, headers, limits or key policy (the rest stays)",
   operands: ["<id>"],
   options: {
     url: { type: "string", value: "<url>", description: "where webhooks are POSTed from now on" },
@@ -41,6 +49,7 @@ const update: Command = {
       value: "<n|default>",
       description: "at most this many requests in flight at once, by every instance together",
     },
+    "on-key-failure": ON_KEY_FAILURE_OPTION,
     "allow-private-networks": {
       type: "boolean",
       description: "accept a --url on a private or loopback address (refused by default)",
@@ -68,10 +77,11 @@ const update: Command = {
       headers: changedHeaders(args, current.headers),
       rateLimit: limit(args, "rate-limit"),
       maxInFlight: limit(args, "max-in-flight"),
+      onKeyFailure: keyFailureFlag(args),
     });
     if (Object.keys(input).length === 0) {
       throw usageError(
-        "Say what to change: --url, --description, --types, --header, --remove-header, --rate-limit or --max-in-flight.",
+        "Say what to change: --url, --description, --types, --header, --remove-header, --rate-limit, --max-in-flight or --on-key-failure.",
       );
     }
     const endpoint = await db.postel.outbound.endpoints.update(id, input);

@@ -1,5 +1,5 @@
-import { type Endpoint, type EndpointState, NotFoundError } from "@postel/core";
-import type { Args } from "../args.js";
+import { type Endpoint, type EndpointState, type KeyFailurePolicy, NotFoundError } from "@postel/core";
+import type { Args, OptionSpec } from "../args.js";
 import { type Command, nextPageHint, PAGE_OPTIONS, pageLimit } from "../command.js";
 import { compact } from "../compact.js";
 import { usageError } from "../exit-codes.js";
@@ -9,6 +9,15 @@ import { formatDuration, formatTime, percent } from "../time.js";
 import { printActivity, printHealth, printRecentAttempts } from "./endpoint-activity.js";
 
 const STATES: readonly EndpointState[] = ["active", "circuit-open", "disabled"];
+const KEY_FAILURE_POLICIES: readonly KeyFailurePolicy[] = ["skip", "hold"];
+
+/** `--on-key-failure` of `endpoints create` and `update`. */
+export const ON_KEY_FAILURE_OPTION: OptionSpec = {
+  type: "string",
+  value: "<skip|hold>",
+  description:
+    "when an ordering key's head fails for good: skip to its next message (default), or hold the key until replayed or skipped",
+};
 
 /** An endpoint as the CLI prints it: custom header values hidden (they often carry credentials). */
 export function withHiddenHeaders(endpoint: Endpoint): Endpoint {
@@ -36,6 +45,7 @@ export function printEndpoint(out: Output, endpoint: Endpoint): void {
     ],
     ["max in flight", endpoint.maxInFlight ?? "default"],
     ["rate limit", endpoint.rateLimit === null ? "default" : `${endpoint.rateLimit}/s`],
+    ["on key failure", endpoint.onKeyFailure],
     ["retry policy", retryPolicy === null ? "default" : describePolicy(retryPolicy)],
     [
       "circuit breaker",
@@ -52,6 +62,16 @@ export function printEndpoint(out: Output, endpoint: Endpoint): void {
     ["created", formatTime(endpoint.createdAt)],
     ["updated", formatTime(endpoint.updatedAt)],
   ]);
+}
+
+/** `--on-key-failure`, checked (undefined when not given). */
+export function keyFailureFlag(args: Args): KeyFailurePolicy | undefined {
+  const value = args.string("on-key-failure");
+  if (value === undefined) return undefined;
+  if (!KEY_FAILURE_POLICIES.includes(value as KeyFailurePolicy)) {
+    throw usageError(`--on-key-failure must be skip or hold; got ${JSON.stringify(value)}.`);
+  }
+  return value as KeyFailurePolicy;
 }
 
 /** `--types`, repeated or comma-separated, as one list (empty when not given). */
@@ -194,6 +214,7 @@ const create: Command = {
       type: "boolean",
       description: "accept a URL on a private or loopback address (refused by default)",
     },
+    "on-key-failure": ON_KEY_FAILURE_OPTION,
     "show-secret": { type: "boolean", description: "print the generated signing secret" },
   },
   details: [
@@ -206,6 +227,7 @@ const create: Command = {
     const url = args.required("url");
     const types = typesFlag(args);
     const headers = headerFlags(args);
+    const onKeyFailure = keyFailureFlag(args);
     const db = await open({ allowPrivateNetworks: args.flag("allow-private-networks") });
     const endpoint = await db.postel.outbound.endpoints.create(
       compact({
@@ -214,6 +236,7 @@ const create: Command = {
         headers: Object.keys(headers).length > 0 ? headers : undefined,
         description: args.string("description"),
         tenantId: args.string("tenant"),
+        onKeyFailure,
       }),
     );
     const secret = args.flag("show-secret")
@@ -225,6 +248,7 @@ const create: Command = {
       detail: {
         url: auditUrl(endpoint.url),
         types: endpoint.types.join(","),
+        onKeyFailure,
         secretShown: secret !== undefined,
       },
     });

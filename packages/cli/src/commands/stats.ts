@@ -1,4 +1,4 @@
-import { type EndpointStats, STATS_COUNT_CAP } from "@postel/core";
+import { type EndpointStats, HELD_KEYS_IN_STATS, type OutboundStats, STATS_COUNT_CAP } from "@postel/core";
 import { type CappedCount, countText, endpointAtLeast, totalAtLeast, totalOf } from "../capped-counts.js";
 import type { Command } from "../command.js";
 import { formatDuration, percent, relative } from "../time.js";
@@ -21,6 +21,8 @@ const command: Command = {
     "DEAD counts the deliveries that ran out of retries, FAILED those that failed permanently (a 410,",
     `a 400), and FAIL % the share of attempts over --window that failed. A count shown as >= ${STATS_COUNT_CAP}`,
     "stopped at the cap, which keeps stats cheap beside any backlog; --exact reads every row.",
+    "On a storage with ordered delivery, `ordering` counts the deliveries waiting behind their key's head",
+    `and the keys held (at most ${HELD_KEYS_IN_STATS} are read here; \`postel keys held\` lists them all).`,
     "JSON: the OutboundStats of postel.outbound.stats() (times in epoch milliseconds).",
   ],
   async run({ args, out, open }) {
@@ -44,6 +46,7 @@ const command: Command = {
           `${total("inFlight")} in flight, ${total("scheduled")} scheduled, ${total("held")} held, ${unfanned} not fanned out`,
       ],
       ["dead letters", total("deadLetters")],
+      ["ordering", result.ordering === null ? null : orderingText(result.ordering, result.countCap)],
       ["failed", total("failed")],
       [
         `last ${formatDuration(windowMs)}`,
@@ -74,6 +77,14 @@ const command: Command = {
       out.note(`Counts shown as ">= n" stopped at ${result.countCap}; --exact counts every row.`);
   },
 };
+
+// "3 waiting, 1 held key": null (no line) on a storage without ordered delivery.
+function orderingText(ordering: NonNullable<OutboundStats["ordering"]>, cap: number | null): string {
+  const waiting = countText(ordering.waiting, cap !== null && ordering.waiting >= cap);
+  const n = ordering.heldKeys.length;
+  const held = `${countText(n, n >= HELD_KEYS_IN_STATS)} held ${n === 1 ? "key" : "keys"}`;
+  return `${waiting} waiting, ${held}${n > 0 ? " (postel keys held)" : ""}`;
+}
 
 /** `stats`. */
 export const statsCommands: Command[] = [command];
