@@ -17,11 +17,13 @@ import { type DashboardPostel, operations } from "./ops.js";
 import type { PageContext } from "./pages/context.js";
 import { auditPage } from "./pages/audit.js";
 import { deadLettersPage } from "./pages/dead-letters.js";
+import { heldKeysPage } from "./pages/held-keys.js";
 import { endpointPage, endpointsPage } from "./pages/endpoints.js";
 import { messagePage as errorPage } from "./pages/layout.js";
 import { livePage, liveJson } from "./pages/live.js";
 import { messagePage, messagesPage } from "./pages/messages.js";
 import { responder } from "./respond.js";
+import { skipHeldKey } from "./skip-held-key.js";
 
 /** Options of `createDashboard`. */
 export interface DashboardOptions {
@@ -101,7 +103,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       if (answer instanceof Response) return answer;
       return answer === null ? failed(404, "Not found", "There is nothing here.", "NOT_FOUND") : page(answer);
     } catch (error) {
-      if (isPostelError(error) && error.code.endsWith("_NOT_FOUND"))
+      if (isPostelError(error) && (error.code.endsWith("_NOT_FOUND") || error.code === "KEY_NOT_HELD"))
         return failed(404, "Not found", error.message, error.code);
       if (isPostelError(error) && error.code === "INVALID_CURSOR")
         return failed(400, "Not a page of this list", BAD_CURSOR, error.code);
@@ -150,6 +152,7 @@ async function get(ctx: PageContext, path: string): Promise<Response | Html | nu
   if (path === "/endpoints") return endpointsPage(ctx);
   if (path === "/messages") return messagesPage(ctx);
   if (path === "/dead-letters") return deadLettersPage(ctx);
+  if (path === "/held-keys") return heldKeysPage(ctx);
   if (path === "/audit") return auditPage(ctx);
   const [section, id, rest] = segments(path);
   if (id === undefined || rest !== undefined) return null;
@@ -161,6 +164,7 @@ async function get(ctx: PageContext, path: string): Promise<Response | Html | nu
 async function post(ctx: PageContext, path: string, form: URLSearchParams): Promise<Response | Html | null> {
   if (path === "/dead-letters/replay") return replaySelected(ctx, form, "");
   if (path === "/dead-letters/replay-all") return replayMatching(ctx, form, "");
+  if (path === "/held-keys/skip") return skipHeldKey(ctx, form, "");
   const [section, id, verb, rest] = segments(path);
   if (id === undefined || verb === undefined || rest !== undefined) return null;
   const action: Action | undefined =

@@ -1,6 +1,6 @@
 /**
  * The operations API the pages call: `postel.outbound`'s keyset lists, dead letters and permanent
- * failures, stats, the timeline and replay. Every page and action goes through `Operations`, so a
+ * failures, stats, the timeline, replay and the held ordering keys. Every page and action goes through `Operations`, so a
  * test (or an app) can hand the dashboard anything that has these calls.
  */
 import type { ListDeadLettersOptions, ListMessagesOptions, Outbound, Storage } from "@postel/core";
@@ -13,7 +13,15 @@ export interface DashboardPostel {
 /** What the dashboard calls: the operations API of `postel.outbound`. */
 export type Operations = Pick<
   Outbound<Storage<unknown>>,
-  "endpoints" | "messages" | "deadLetters" | "failed" | "stats" | "timeline" | "replay" | "auditLog"
+  | "endpoints"
+  | "messages"
+  | "deadLetters"
+  | "failed"
+  | "stats"
+  | "timeline"
+  | "replay"
+  | "auditLog"
+  | "orderingKeys"
 >;
 
 /** Filters of the messages listing. */

@@ -71,6 +71,7 @@ describe.each(["postgres", "sqlite"] as const)("operators on %s", (storageName) 
       stats: real.stats,
       timeline: real.timeline,
       auditLog: real.auditLog,
+      orderingKeys: real.orderingKeys,
       async replay(selection, options) {
         const replayed = await real.replay(selection, options);
         if (!options?.dryRun) replays.push({ selection, replayed: replayed.length });

@@ -104,6 +104,10 @@ export const LIVE_SCRIPT = `"use strict";
         text("backlog-unfanned", data.backlog.unfanned);
         text("dead-letters", atLeast(data.deadLetters, data.countCap));
         text("failed", atLeast(data.failed, data.countCap));
+        if (data.ordering) {
+          text("ordering-waiting", atLeast(data.ordering.waiting, data.countCap));
+          text("held-keys", atLeast(data.ordering.heldKeys, data.ordering.heldKeysCap));
+        }
         text("window-attempts", data.window.total);
         text("window-failure-rate", percent(data.window.failureRate));
         text("live-status", "updated " + new Date(data.at).toISOString().slice(11, 19) + "Z");

@@ -126,6 +126,7 @@ ${operate ? secretActions(ctx, base) : ""}
 <dt>Filter</dt><dd>${endpoint.filter ? jsonBlock(endpoint.filter) : (endpoint.filterFn ?? "—")}</dd>
 <dt>Transform</dt><dd>${endpoint.transform ?? "—"}</dd>
 <dt>Headers</dt><dd>${headerNames(endpoint)}</dd>
+<dt>On key failure</dt><dd id="on-key-failure">${endpoint.onKeyFailure}${endpoint.onKeyFailure === "hold" ? html` · <a href="${href(ctx, "/held-keys", { endpoint: id })}">its held keys</a>` : ""}</dd>
 <dt>Retry policy</dt><dd>${endpoint.retryPolicy ? jsonBlock(endpoint.retryPolicy) : "default"}</dd>
 <dt>Circuit breaker</dt><dd>${endpoint.circuitBreaker ? jsonBlock(endpoint.circuitBreaker) : "default"}</dd>
 <dt>Auto-disable</dt><dd>${endpoint.autoDisable ? jsonBlock(endpoint.autoDisable) : "default"}</dd>

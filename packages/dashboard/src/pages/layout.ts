@@ -6,6 +6,7 @@ const NAV = [
   ["/endpoints", "Endpoints"],
   ["/messages", "Messages"],
   ["/dead-letters", "Dead letters"],
+  ["/held-keys", "Held keys"],
   ["/audit", "Audit log"],
 ] as const;
 
@@ -14,6 +15,7 @@ const NOTICES: Record<string, (n: number) => string> = {
   enabled: () => "Endpoint enabled: held deliveries resume.",
   disabled: () => "Endpoint disabled: its deliveries are held until it is enabled.",
   rotated: () => "New signing secret added; the previous one keeps signing during the overlap.",
+  skipped: () => "Key skipped: its waiting messages go now; its head stays as it was.",
   replayed: (n) => `Replayed ${n} ${n === 1 ? "delivery" : "deliveries"}.`,
 };
 

@@ -1,4 +1,4 @@
-import { isPostelError, type OutboundStats, type Timeline } from "@postel/core";
+import { HELD_KEYS_IN_STATS, isPostelError, type OutboundStats, type Timeline } from "@postel/core";
 import { type Html, html } from "@postel/web-kit";
 import { sparkline } from "../charts.js";
 import { href, type PageContext } from "./context.js";
@@ -80,6 +80,12 @@ ${figure("backlog-held", "Held (disabled)", backlog.held)}
 ${figure("backlog-unfanned", "Not fanned out", backlog.unfanned)}
 ${figure("dead-letters", "Dead letters", atLeast(stats.deadLetters, stats.countCap), href(ctx, "/dead-letters"))}
 ${figure("failed", "Failed permanently", atLeast(stats.failed, stats.countCap), href(ctx, "/dead-letters", { status: "failed" }))}
+${
+  stats.ordering === null
+    ? ""
+    : html`${figure("ordering-waiting", "Waiting behind their key", atLeast(stats.ordering.waiting, stats.countCap))}
+${figure("held-keys", "Held keys", atLeast(stats.ordering.heldKeys.length, HELD_KEYS_IN_STATS), href(ctx, "/held-keys"))}`
+}
 ${figure("window-attempts", "Attempts, last 5 min", stats.attempts.total)}
 ${figure("window-failure-rate", "Failed, last 5 min", percent(stats.attempts.failureRate))}
 </section>
@@ -141,6 +147,15 @@ export async function liveJson(ctx: PageContext): Promise<unknown> {
     deadLetters: stats.deadLetters,
     failed: stats.failed,
     countCap: stats.countCap,
+    // The held keys' count only (stats reads at most HELD_KEYS_IN_STATS of them: "20+").
+    ordering:
+      stats.ordering === null
+        ? null
+        : {
+            waiting: stats.ordering.waiting,
+            heldKeys: stats.ordering.heldKeys.length,
+            heldKeysCap: HELD_KEYS_IN_STATS,
+          },
     window: stats.attempts,
     failing: rankFailing(ctx, stats),
     timeline,

@@ -25,7 +25,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(storageName: "postgres" | "sqlite"): Promise<Harness> {
+export async function startHarness(storageName: TestStorage["name"]): Promise<Harness> {
   const database: TestStorage = await createStorage(storageName);
   const receiver = await startReceiver();
   const clock = new ManualClock();
@@ -75,8 +75,15 @@ export function formFields(page: string, id = "confirm"): [string, string][] {
   const form = new RegExp(`<form[^>]*id="${id}"[^>]*>([\\s\\S]*?)</form>`).exec(page)?.[1] ?? "";
   return [...form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [
     m[1]!,
-    m[2]!.replaceAll("&quot;", '"').replaceAll("&amp;", "&"),
+    decodeAttribute(m[2]!),
   ]);
+}
+
+const ENTITIES: Record<string, string> = { quot: '"', lt: "<", gt: ">", "#39": "'", "#96": "`", amp: "&" };
+
+/** An attribute value as a browser reads it: the template's entities decoded, once. */
+function decodeAttribute(value: string): string {
+  return value.replace(/&(quot|lt|gt|#39|#96|amp);/g, (_, name: string) => ENTITIES[name]!);
 }
 
 /** The element with `id` of a page, up to its closing tag (`tag`, not nested inside itself). */

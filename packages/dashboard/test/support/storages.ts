@@ -2,14 +2,17 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Storage } from "@postel/core";
+import { InMemoryStorage, type Storage } from "@postel/core";
 import { PostgresStorage } from "@postel/storage-postgres";
 import { SqliteStorage } from "@postel/storage-sqlite";
 import postgres from "postgres";
 
-/** A real database for one test file: a throwaway Postgres database or a SQLite file in a temp folder. */
+/**
+ * A real database for one test file: a throwaway Postgres database or a SQLite file in a temp folder;
+ * or `InMemoryStorage`, for features the database storages do not have yet (ordered delivery).
+ */
 export interface TestStorage {
-  name: "postgres" | "sqlite";
+  name: "postgres" | "sqlite" | "memory";
   storage: Storage<unknown>;
   /** Drops the database or deletes the file (after `postel.close()` closed the storage). */
   drop(): Promise<void>;
@@ -17,7 +20,9 @@ export interface TestStorage {
 
 const SERVER_URL = process.env["POSTEL_TEST_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
 
-export async function createStorage(name: "postgres" | "sqlite"): Promise<TestStorage> {
+export async function createStorage(name: TestStorage["name"]): Promise<TestStorage> {
+  if (name === "memory")
+    return { name, storage: InMemoryStorage() as Storage<unknown>, drop: async () => {} };
   if (name === "sqlite") {
     const dir = mkdtempSync(join(tmpdir(), "postel-dashboard-"));
     return {
