@@ -11,7 +11,7 @@ export interface HeldKey {
   /** The delivery holding the key. */
   deliveryId: string;
   messageId: string;
-  /** The head's status: `dead-lettered` or `failed` (or `pending` again once replayed, briefly). */
+  /** The head's status: `dead-lettered` or `failed` (a replay of the head releases the hold). */
   status: DeliveryStatus;
   /** Its last error, for the operator deciding between a replay and a skip. */
   lastError: string | null;
