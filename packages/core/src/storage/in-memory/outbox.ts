@@ -132,7 +132,8 @@ export class MemoryOutbox {
     const leasedOfKey = new Map<string, string | null>();
     const behindLeased = (state: MemoryState, { id, orderingKey }: MessageRow["record"]) => {
       if (orderingKey === undefined) return false;
-      if (!leasedOfKey.has(orderingKey)) leasedOfKey.set(orderingKey, state.leasedUnfanned(orderingKey, lease.now));
+      if (!leasedOfKey.has(orderingKey))
+        leasedOfKey.set(orderingKey, state.leasedUnfanned(orderingKey, lease.now));
       const leased = leasedOfKey.get(orderingKey)!;
       return leased !== null && compare(leased, id) < 0;
     };

@@ -106,7 +106,7 @@ export function orderingScenarios(context: ScenarioContext): void {
       expect(stats.ordering).toEqual({ waiting: 0, heldKeys: [] });
     }, 240_000);
 
-    test("a key whose head keeps failing holds only itself: the endpoint's other keys and unordered messages flow", async () => {
+    test("a key whose head keeps failing holds only itself: the endpoint's other keys, the key on other endpoints and unordered messages flow", async () => {
       const s = await context.start(ORDERED);
       s.receiver.script("/hook", (index) => {
         const request = s.receiver.on("/hook")[index]!;
@@ -114,10 +114,16 @@ export function orderingScenarios(context: ScenarioContext): void {
         return data.k === "stuck" ? 503 : 200;
       });
       await s.postel.outbound.endpoints.create({ url: s.receiver.url("/hook") });
+      // Another endpoint, down for good, gets every key: it holds only its own (endpoint, key) pairs.
+      s.receiver.script("/down", 503);
+      await s.postel.outbound.endpoints.create({ url: s.receiver.url("/down") });
       const keys = ["stuck", ...Array.from({ length: 20 }, (_, n) => `k${n}`)];
       await sendRounds(s.postel, keys, 10);
       await s.postel.outbound.send({ type: "sub.updated", data: { unordered: true } });
       await s.postel.drain();
+      const down = s.receiver.on("/down").map((r) => keyAndIndex(r.body));
+      expect(down.filter((d) => d.k !== undefined).every((d) => d.i === 0)).toBe(true);
+      expect(new Set(down.map((d) => d.k)).size).toBe(keys.length + 1);
       const seen = s.receiver.on("/hook").map((r) => keyAndIndex(r.body));
       // Everything else is through after one drain; the stuck key has tried only its first message.
       for (const k of keys.slice(1))
@@ -125,8 +131,9 @@ export function orderingScenarios(context: ScenarioContext): void {
       expect(seen.filter((d) => d.k === undefined)).toHaveLength(1);
       expect(seen.filter((d) => d.k === "stuck").map((d) => d.i)).toEqual([0]);
       const stats = await s.postel.outbound.stats({ exact: true });
-      expect(stats.ordering!.waiting).toBe(9);
-      expect(stats.backlog.scheduled).toBe(1);
+      // 9 behind the stuck key here; 9 behind each of the 21 keys on the endpoint that is down.
+      expect(stats.ordering!.waiting).toBe(9 + 21 * 9);
+      expect(stats.backlog.scheduled).toBe(1 + 22);
       // A minute of retries later: still only its head.
       for (let n = 0; n < 5; n++) {
         s.clock.advance("1s");
