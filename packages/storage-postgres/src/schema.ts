@@ -132,8 +132,11 @@ export const deliveries = postelSchema.table(
       .where(sql`${t.status} IN ('pending', 'held') AND ${t.firstAttemptId} IS NOT NULL`),
     // A key's open deliveries on an endpoint: its head (pending or held) and those waiting behind it,
     // by message id. Unordered deliveries never have an entry, so their statements write nothing more.
+    // Keyed by one expression of the pair (see KEY_PAIR in src/ordering/key-pair.ts), which no other
+    // index serves: with two columns, a generic plan made on an unanalysed table chose
+    // deliveries_endpoint_due_idx by endpoint_id and read the endpoint's every delivery per probe.
     index("deliveries_key_open_idx")
-      .on(t.endpointId, t.orderingKey, t.status, t.messageId)
+      .on(sql`((${t.endpointId} || ' ' || ${t.orderingKey}) COLLATE "C")`, t.status, t.messageId)
       .where(sql`${t.orderingKey} IS NOT NULL AND ${t.status} IN ('pending', 'held', 'waiting')`),
   ],
 );

@@ -1,6 +1,7 @@
 import type { DeliveryStatus, HeldKey, HeldKeyQuery } from "@postel/core/storage";
 import type { PendingQuery, Row, Sql } from "postgres";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
+import { keyPair } from "./key-pair.js";
 import { lockKeys } from "./key-locks.js";
 import { givenPairs, settleKeysStatement } from "./settle-keys.js";
 
@@ -15,7 +16,8 @@ export async function listHeldKeys(sql: Sql, query: HeldKeyQuery): Promise<HeldK
     SELECT h.endpoint_id, h.ordering_key, h.delivery_id, h.held_at, d.message_id, d.status, d.last_error,
       (SELECT count(*) FROM (
         SELECT 1 FROM postel.deliveries w
-        WHERE w.endpoint_id = h.endpoint_id AND w.ordering_key = h.ordering_key AND w.status = 'waiting'
+        WHERE ${sql.unsafe(keyPair("w"))} = ${sql.unsafe(keyPair("h"))}
+          AND w.ordering_key IS NOT NULL AND w.status IN ('pending', 'held', 'waiting') AND w.status = 'waiting'
         LIMIT ${countCap ?? null}::bigint
       ) c) AS waiting
     FROM postel.held_keys h JOIN postel.deliveries d ON d.id = h.delivery_id

@@ -1,5 +1,6 @@
 import type { PendingQuery, Row, Sql } from "postgres";
 import { leaseToken } from "../internal/lease-tokens.js";
+import { keyPair } from "./key-pair.js";
 import { asJson, DELIVERY_COLUMNS, PREFIXED_MESSAGE_COLUMNS, type RawRow } from "../internal/rows.js";
 
 /** Where a settle leases the head it lets go: to this worker, when it is one of `leasable`. */
@@ -38,7 +39,7 @@ export function settleKeysStatement(
         -- ('held' and 'pending' sort before 'waiting'), else its earliest waiting delivery. A message
         -- has one delivery per endpoint, so message_id alone orders a pair's deliveries.
         SELECT d.id, d.status FROM postel.deliveries d
-        WHERE d.endpoint_id = p.endpoint_id AND d.ordering_key = p.ordering_key
+        WHERE ${sql.unsafe(keyPair("d"))} = ${sql.unsafe(keyPair("p"))}
           AND d.ordering_key IS NOT NULL AND d.status IN ('pending', 'held', 'waiting')
         ORDER BY d.status, d.message_id
         LIMIT 1
