@@ -67,6 +67,7 @@ export {
   HEALTH_BUCKET_MS,
   OPEN_DELIVERY_STATUSES,
   ORDERING_RULES,
+  REFUSED_FANOUT_RETRY_MS,
   statsOfEndpoints,
 } from "./storage/storage.js";
 export {

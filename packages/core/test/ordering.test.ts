@@ -59,7 +59,9 @@ describe("send({ orderingKey })", () => {
     const storage = rest as Storage<unknown>;
     const postel = Postel({ clock: new ManualClock(), outbound: { storage } });
     try {
-      const error = await postel.outbound.send({ type: "a", data: 1, orderingKey: "k" }).catch((e: unknown) => e);
+      const error = await postel.outbound
+        .send({ type: "a", data: 1, orderingKey: "k" })
+        .catch((e: unknown) => e);
       expect(error).toMatchObject({ code: "ORDERING_UNSUPPORTED", capability: "ordering" });
       expect((error as Error).message).toMatch(/OrderingStore as storage\.ordering/);
       expect(await postel.outbound.send({ type: "a", data: 1 })).toMatchObject({ reused: false });

@@ -137,8 +137,6 @@ test("the keyed statements read their partial indexes, never a key's history, un
   };
   // The fan-out's order check (ORDERING_RULES.fanoutInOrder).
   expect(indexesOf("given AS")).toContain("messages_unfanned_key_idx");
-  // The fan-out claim's look for an earlier message being fanned out (ORDERING_RULES.claimBehindLeased).
-  expect(indexesOf("e.lease_until >")).toContain("messages_unfanned_key_idx");
   // The settle statement, after a fan-out, an outcome and a skip.
   expect(indexesOf("promoted AS")).toContain("deliveries_key_open_idx");
   // countWaiting: per endpoint, a range of its waiting deliveries (either index bounds it to them).

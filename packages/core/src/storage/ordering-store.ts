@@ -49,6 +49,13 @@ export interface OrderingStore {
   countWaiting(query: { endpointId?: string | undefined; cap: number }): Promise<number>;
 }
 
+/**
+ * How long a keyed message whose fan-out was refused (an earlier message of its key awaited fan-out
+ * elsewhere: `ORDERING_RULES.fanoutInOrder`) stays unclaimable. Refusals happen only when two workers
+ * fan out one key at once; a short wait beats claiming it straight back while the other is at work.
+ */
+export const REFUSED_FANOUT_RETRY_MS = 1_000;
+
 /** A key's open deliveries on an endpoint: its head (`pending` or `held`) and those `waiting` behind it. */
 export const OPEN_DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "held", "waiting"];
 
@@ -64,10 +71,8 @@ export const ORDERING_RULES = {
   fanoutInOrder:
     "`recordFanout` records a keyed message only when no earlier message of its key (lower id) is still " +
     "pending and not fanned out, other than those this call records; otherwise it writes nothing for it " +
-    "and frees its lease (it is claimed again later, after the earlier one).",
-  claimBehindLeased:
-    "`claimFanout` leaves a keyed message alone while an earlier message of its key is not fanned out and " +
-    "under a live fan-out lease (another worker is fanning it out), so a worker never spins on it.",
+    "and gives it a lease of its own until `now + REFUSED_FANOUT_RETRY_MS` (no token: no fence matches " +
+    "it), so it is claimed again after that, once the earlier one had its turn, and no worker spins on it.",
   headAtFanout:
     "A new delivery of K to E is `pending` (and may be leased) when E has no open delivery of K, K is not " +
     "held on E, and no earlier delivery of K to E is created in the same call; otherwise it is `waiting`.",

@@ -5,6 +5,7 @@ import {
   type FanoutResult,
   fanoutMessageStatus,
   type MessageRecord,
+  REFUSED_FANOUT_RETRY_MS,
 } from "@postel/core/storage";
 import type { PendingQuery, Sql } from "postgres";
 import {
@@ -52,14 +53,8 @@ export async function claimFanout(
 /** The claim statement itself, scanning from `from` (tests EXPLAIN it). */
 export function claimFanoutStatement(sql: Sql, lease: FanoutClaim, from: FloorKey): PendingQuery<RawRow[]> {
   const newest = Math.min(lease.newest?.limit ?? 0, lease.limit);
-  // ORDERING_RULES.claimBehindLeased: a keyed message waits while an earlier one of its key is being
-  // fanned out elsewhere (messages_unfanned_key_idx answers it; an unordered row never asks).
   const claimable = sql`fanned_out_at IS NULL AND status = 'pending'
-    AND (lease_until IS NULL OR lease_until <= ${lease.now}::bigint) AND ${sql.unsafe(LEASE_ONLY)}
-    AND (ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM postel.messages e
-      WHERE e.ordering_key = messages.ordering_key AND e.id < messages.id
-        AND e.ordering_key IS NOT NULL AND e.fanned_out_at IS NULL AND e.status = 'pending'
-        AND e.lease_until > ${lease.now}::bigint))`;
+    AND (lease_until IS NULL OR lease_until <= ${lease.now}::bigint) AND ${sql.unsafe(LEASE_ONLY)}`;
   const oldest = sql`
     SELECT id, created_at FROM postel.messages
     WHERE ${claimable} AND (created_at, id) >= (${from.at}::bigint, ${from.id}::text)
@@ -207,17 +202,36 @@ export function recordFanoutStatement(
     ? sql`given AS (
         SELECT * FROM ${recordset}
           AS i(message_id text, token text, expired boolean, status text, ordering_key text, deliveries json)
-      ), input AS (
-        -- Found through messages_unfanned_key_idx: only keyed messages not fanned out are in it.
-        SELECT g.*, g.ordering_key IS NOT NULL AND EXISTS (
+      ), firsts AS (
+        -- Per key, the earliest message this call holds the lease of.
+        SELECT g.ordering_key, min(g.message_id COLLATE "C") AS first_id
+        FROM given g JOIN postel.messages m ON m.id = g.message_id AND m.lease_token = g.token
+        WHERE g.ordering_key IS NOT NULL AND m.id = ANY(ARRAY(SELECT message_id FROM given))
+        GROUP BY g.ordering_key
+      ), blocked AS (
+        -- Keys with an earlier message than their first here still awaiting fan-out: once per key, as a
+        -- key's index entries before its first are mostly its fanned-out messages' (dead until VACUUM),
+        -- which a check per message would walk again and again (a 10,000-message key: quadratic).
+        SELECT f.ordering_key FROM firsts f
+        WHERE EXISTS (
           SELECT 1 FROM postel.messages e
-          WHERE e.ordering_key = g.ordering_key AND e.id < g.message_id
-            AND e.fanned_out_at IS NULL AND e.status = 'pending'
-            AND NOT EXISTS (SELECT 1 FROM given o WHERE o.message_id = e.id AND o.token = e.lease_token)
+          WHERE e.ordering_key = f.ordering_key AND e.id < f.first_id
+            AND e.fanned_out_at IS NULL AND e.status = 'pending')
+      ), input AS (
+        -- Found through messages_unfanned_key_idx: only keyed messages not fanned out are in it. After its
+        -- key's first here, a message waits only for one between them that this call does not hold.
+        SELECT g.*, g.ordering_key IS NOT NULL AND (
+          f.first_id IS NULL OR g.ordering_key IN (SELECT ordering_key FROM blocked) OR EXISTS (
+            SELECT 1 FROM postel.messages e
+            WHERE e.ordering_key = g.ordering_key AND e.id > f.first_id AND e.id < g.message_id
+              AND e.fanned_out_at IS NULL AND e.status = 'pending'
+              AND NOT EXISTS (SELECT 1 FROM given o WHERE o.message_id = e.id AND o.token = e.lease_token))
         ) AS later
-        FROM given g
+        FROM given g LEFT JOIN firsts f ON f.ordering_key = g.ordering_key
       ), refused AS (
-        UPDATE postel.messages m SET lease_token = NULL, lease_owner = NULL, lease_until = NULL
+        -- No token (no fence matches it), claimable again after REFUSED_FANOUT_RETRY_MS.
+        UPDATE postel.messages m SET lease_token = NULL, lease_owner = NULL,
+          lease_until = ${now + REFUSED_FANOUT_RETRY_MS}::bigint
         FROM input i
         WHERE i.later AND m.id = i.message_id AND m.id = ANY(ARRAY(SELECT message_id FROM input WHERE later))
           AND m.lease_token = i.token AND m.fanned_out_at IS NULL

@@ -4,6 +4,7 @@ import {
   type FanoutClaim,
   type FanoutResult,
   fanoutMessageStatus,
+  REFUSED_FANOUT_RETRY_MS,
 } from "@postel/core/storage";
 import type { InArgs } from "@libsql/client";
 import type { Db, Statement } from "../internal/database.js";
@@ -82,7 +83,7 @@ export function fanout(db: Db) {
       const written = await db.write([
         // Before anything is written: a keyed message behind an earlier one of its key loses its lease,
         // so the fences below skip it.
-        ...(keyed ? [freeBlocked(jsonArg(results, FENCE_KEYS))] : []),
+        ...(keyed ? [freeBlocked(jsonArg(results, FENCE_KEYS), now)] : []),
         // Deliveries only for messages whose fan-out lease is still ours (checked before it is cleared).
         // A keyed one waits; `settleKeys` below lets the first of its key go.
         {
@@ -136,17 +137,12 @@ export function fanout(db: Db) {
 }
 
 /**
- * The statements of a fan-out claim (tests EXPLAIN them): with `newest`, the newest claimable messages
+ * The statements of a fan-out claim: with `newest`, the newest claimable messages
  * first, then the oldest up to the limit; each leases what it selects and returns it.
  */
-export function claimFanoutStatements(lease: FanoutClaim): Statement[] {
+function claimFanoutStatements(lease: FanoutClaim): Statement[] {
   const newest = Math.min(lease.newest?.limit ?? 0, lease.limit);
-  // ORDERING_RULES.claimBehindLeased: a keyed message waits while an earlier one of its key is being
-  // fanned out elsewhere (the partial index over keyed un-fanned messages answers it).
-  const claimable = `fanned_out_at IS NULL AND (lease_until IS NULL OR lease_until <= :now)
-    AND (ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM postel_messages e
-      WHERE e.ordering_key = postel_messages.ordering_key AND e.id < postel_messages.id
-        AND e.fanned_out_at IS NULL AND e.status = 'pending' AND e.lease_until > :now))`;
+  const claimable = "fanned_out_at IS NULL AND (lease_until IS NULL OR lease_until <= :now)";
   const leaseThem = (ids: string) => `UPDATE postel_messages
     SET lease_token = ${leaseTokenSql("created_at", "id")}, lease_owner = :owner, lease_until = :until
     WHERE id IN (${ids})
@@ -192,15 +188,16 @@ function keysOfNew(deliveries: { endpointId: string; orderingKey: string | null 
 }
 
 /**
- * `ORDERING_RULES.fanoutInOrder`: free the fan-out lease of each keyed message of `results` (still
- * fenced) that an earlier message of its key, not fanned out and not fenced by this call, precedes. It
- * is claimed again later, after that one (tests EXPLAIN it). Freeing one never unblocks another (its own earlier message
- * blocks that one too), so the order SQLite visits them in does not matter.
+ * `ORDERING_RULES.fanoutInOrder`: take the fan-out lease of each keyed message of `results` (still
+ * fenced) that an earlier message of its key, not fanned out and not fenced by this call, precedes: no
+ * token (no fence below matches it), claimable again after `REFUSED_FANOUT_RETRY_MS` (tests EXPLAIN it).
+ * Refusing one never unblocks another (its own earlier message blocks that one too), so the order
+ * SQLite visits them in does not matter.
  */
-export function freeBlocked(fences: string): Statement {
+export function freeBlocked(fences: string, now: number): Statement {
   return {
     sql: `WITH r AS (${jsonRows("fences", FENCE_KEYS)})
-      UPDATE postel_messages SET lease_token = NULL, lease_owner = NULL, lease_until = NULL
+      UPDATE postel_messages SET lease_token = NULL, lease_owner = NULL, lease_until = :retryAt
       FROM r
       WHERE ${unfannedFence("postel_messages", "r.messageId", "r.token")} AND postel_messages.ordering_key IS NOT NULL
         AND EXISTS (SELECT 1 FROM postel_messages e
@@ -208,7 +205,7 @@ export function freeBlocked(fences: string): Statement {
             AND e.fanned_out_at IS NULL AND e.status = 'pending'
             -- A lease token names its message, so holding one of this call's tokens is being fenced by it.
             AND (e.lease_token IS NULL OR e.lease_token NOT IN (SELECT token FROM r)))`,
-    args: { fences },
+    args: { fences, retryAt: now + REFUSED_FANOUT_RETRY_MS },
   };
 }
 

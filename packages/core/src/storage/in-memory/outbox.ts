@@ -1,4 +1,5 @@
 import { fanoutMessageStatus } from "../rules.js";
+import { REFUSED_FANOUT_RETRY_MS } from "../ordering-store.js";
 import { randomUUID } from "node:crypto";
 import { smallest } from "./smallest.js";
 import { InvalidInputError } from "../../errors.js";
@@ -127,20 +128,13 @@ export class MemoryOutbox {
   }
 
   async claimFanout(lease: FanoutClaim): Promise<ClaimedMessage[]> {
-    const free = (row: MessageRow) => row.fanoutToken === null || row.fanoutLeaseUntil <= lease.now;
-    // ORDERING_RULES.claimBehindLeased: per key, the earliest message another worker is fanning out.
-    const leasedOfKey = new Map<string, string | null>();
-    const behindLeased = (state: MemoryState, { id, orderingKey }: MessageRow["record"]) => {
-      if (orderingKey === undefined) return false;
-      if (!leasedOfKey.has(orderingKey))
-        leasedOfKey.set(orderingKey, state.leasedUnfanned(orderingKey, lease.now));
-      const leased = leasedOfKey.get(orderingKey)!;
-      return leased !== null && compare(leased, id) < 0;
-    };
+    // Free once its lease ran out; a lease without a token is a refused fan-out's wait
+    // (ORDERING_RULES.fanoutInOrder), and a message never leased has 0.
+    const free = (row: MessageRow) => row.fanoutLeaseUntil <= lease.now;
     const claimable = function* (state: MemoryState, since = Number.NEGATIVE_INFINITY) {
       for (const id of state.unfanned) {
         const row = state.messages.get(id)!;
-        if (free(row) && row.record.createdAt >= since && !behindLeased(state, row.record)) yield row;
+        if (free(row) && row.record.createdAt >= since) yield row;
       }
     };
     const byAge = (a: MessageRow, b: MessageRow) =>
@@ -179,8 +173,10 @@ export class MemoryOutbox {
       if (!row) continue;
       const message = row.record;
       if (state.earlierUnfanned(message, recording)) {
-        // An earlier message of its key awaits fan-out elsewhere: free the lease, fan out after it.
+        // An earlier message of its key awaits fan-out elsewhere: no fence matches it now, and it is
+        // claimed again after a short wait, once that one had its turn.
         row.fanoutToken = null;
+        row.fanoutLeaseUntil = now + REFUSED_FANOUT_RETRY_MS;
         recording.delete(message.id);
         continue;
       }

@@ -126,20 +126,6 @@ export class MemoryState {
   }
 
   /**
-   * For `ORDERING_RULES.claimBehindLeased`: the smallest id of the key's messages that await fan-out
-   * under a live fan-out lease at `now` (another worker is fanning it out), or null.
-   */
-  leasedUnfanned(orderingKey: string, now: number): string | null {
-    let smallest: string | null = null;
-    for (const id of this.unfannedByKey.get(orderingKey) ?? []) {
-      const row = this.messages.get(id)!;
-      const leased = row.fanoutToken !== null && row.fanoutLeaseUntil > now;
-      if (leased && (smallest === null || compare(id, smallest) < 0)) smallest = id;
-    }
-    return smallest;
-  }
-
-  /**
    * `ORDERING_RULES.nextOnEnd`: when the endpoint's key has no head and no hold, its earliest waiting
    * delivery becomes `pending`, due `now`. Returns it, or undefined.
    */

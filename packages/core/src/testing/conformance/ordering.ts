@@ -1,5 +1,6 @@
 import { expect } from "vitest";
 import type { ClaimedDelivery, NewDelivery } from "../../storage/records.js";
+import { REFUSED_FANOUT_RETRY_MS } from "../../storage/ordering-store.js";
 import type { DeliveryTransition, Storage } from "../../storage/storage.js";
 import { type ConformanceContext, group } from "./context.js";
 import {
@@ -249,7 +250,7 @@ export function orderingTests(context: ConformanceContext): void {
       expect(first.deliveries).toHaveLength(4);
     });
 
-    test("recordFanout records a keyed message only after the earlier ones of its key, and frees its lease", async () => {
+    test("recordFanout records a keyed message only after the earlier ones of its key; a refused one waits a moment", async () => {
       const storage = context.storage();
       const [endpoint] = await createEndpoints(storage, 1);
       const m1 = newMessage({ orderingKey: "k" });
@@ -279,32 +280,16 @@ export function orderingTests(context: ConformanceContext): void {
       expect(await storage.listDeliveries(m2.id)).toEqual([]);
       expect((await storage.getMessage(m2.id))!.fannedOutAt).toBeNull();
       expect(await statuses(storage, r3.deliveries)).toEqual(["pending"]);
-      // m2's lease is free again, but m1's still holds: m2 is claimed once m1 is fanned out.
-      expect(await storage.claimFanout(lease(T0 + 1, { limit: 10 }))).toEqual([]);
+      // Its old token fences nothing now, and it is claimed again only after REFUSED_FANOUT_RETRY_MS.
+      await storage.recordFanout([r2], T0 + 1);
+      expect(await storage.listDeliveries(m2.id)).toEqual([]);
+      expect(await storage.claimFanout(lease(T0 + REFUSED_FANOUT_RETRY_MS - 1, { limit: 10 }))).toEqual([]);
       await storage.recordFanout([r1], T0 + 2);
-      const again = await storage.claimFanout(lease(T0 + 2, { limit: 10 }));
+      const again = await storage.claimFanout(lease(T0 + REFUSED_FANOUT_RETRY_MS, { limit: 10 }));
       expect(again.map((c) => c.message.id)).toEqual([m2.id]);
-      await storage.recordFanout([{ ...result(m2), token: again[0]!.token }], T0 + 3);
+      await storage.recordFanout([{ ...result(m2), token: again[0]!.token }], T0 + REFUSED_FANOUT_RETRY_MS);
       const rows = [(await storage.listDeliveries(m1.id))[0]!, (await storage.listDeliveries(m2.id))[0]!];
       expect(rows.map((d) => d.status)).toEqual(["pending", "waiting"]);
-    });
-
-    test("claimFanout leaves a keyed message alone while an earlier one of its key is leased for fan-out", async () => {
-      const storage = context.storage();
-      const m1 = newMessage({ orderingKey: "k" });
-      const m2 = newMessage({ orderingKey: "k" });
-      const m3 = newMessage({ orderingKey: "j" });
-      await storage.enqueue(m1);
-      const first = await storage.claimFanout(lease(T0, { limit: 10 }));
-      expect(first.map((c) => c.message.id)).toEqual([m1.id]);
-      await storage.enqueue(m2);
-      await storage.enqueue(m3);
-      // m1 is leased by the first worker: a second one gets m3 only.
-      const second = await storage.claimFanout(lease(T0 + 1, { limit: 10, owner: "worker-2" }));
-      expect(second.map((c) => c.message.id)).toEqual([m3.id]);
-      // Once the leases expire, all three are claimable again, oldest first.
-      const third = await storage.claimFanout(lease(T0 + LEASE_MS + 2, { limit: 10, owner: "worker-3" }));
-      expect(third.map((c) => c.message.id)).toEqual([m1.id, m2.id, m3.id]);
     });
 
     test("recordFanout in one call: the key's earliest message goes first whatever the results' order; only heads come back leased", async () => {
