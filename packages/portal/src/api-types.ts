@@ -71,7 +71,8 @@ export interface PortalDelivery {
   endpointId: string;
   /** The `webhook-id` the receiver sees; stable across retries. */
   webhookId: string;
-  status: "pending" | "held" | "succeeded" | "failed" | "dead-lettered" | "expired" | "cancelled";
+  /** `waiting`: queued behind an earlier message of its ordering key to the same endpoint. */
+  status: "pending" | "held" | "waiting" | "succeeded" | "failed" | "dead-lettered" | "expired" | "cancelled";
   attemptsMade: number;
   retriesUsed: number;
   nextAttemptAt: number;

@@ -22,8 +22,8 @@ import {
 import type { ClaimFloor, FloorKey } from "../internal/claim-floor.js";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import { LEASE_ONLY, leaseToken, toClaimedDelivery } from "../internal/lease-tokens.js";
+import { keyPair } from "../ordering/key-pair.js";
 import { lockKeys } from "../ordering/key-locks.js";
-import { givenPairs, settleKeysStatement } from "../ordering/settle-keys.js";
 
 /**
  * One statement: lease the oldest messages not fanned out yet (through the partial index
@@ -100,10 +100,10 @@ export function claimFanoutStatement(sql: Sql, lease: FanoutClaim, from: FloorKe
  * due `now`, or already leased to `lease.owner` until `lease.until` and returned with their message.
  *
  * A batch with an ordering key takes the keyed path: in one transaction, lock its keys
- * (`lockKeys`), run the statement with its keyed parts (see {@link recordFanoutStatement}), then let
- * each (endpoint, key) pair written have its head (`settleKeysStatement`), leased to `lease.owner`
- * when it is one of this batch's deliveries not queued. A batch without keys runs exactly the
- * statement and input it ran before ordering existed.
+ * (`lockKeys`), then run the statement with its keyed parts (see {@link recordFanoutStatement}): each
+ * keyed delivery that is its (endpoint, key) pair's head is inserted pending (leased like the others
+ * when not queued), the rest waiting. A batch without keys runs exactly the statement and input it ran
+ * before ordering existed.
  */
 export async function recordFanout(
   sql: Sql,
@@ -113,16 +113,9 @@ export async function recordFanout(
 ): Promise<ClaimedDelivery[]> {
   if (results.length === 0) return [];
   const keys = new Set<string>();
-  const keyed: { id: string; endpointId: string; orderingKey: string }[] = [];
-  const leasable: string[] = [];
   for (const result of results) {
     if (result.orderingKey !== undefined) keys.add(result.orderingKey);
-    for (const d of result.deliveries) {
-      if (d.orderingKey === undefined) continue;
-      keys.add(d.orderingKey);
-      keyed.push({ id: d.id, endpointId: d.endpointId, orderingKey: d.orderingKey });
-      if (lease !== undefined && d.queued !== true) leasable.push(d.id);
-    }
+    for (const d of result.deliveries) if (d.orderingKey !== undefined) keys.add(d.orderingKey);
   }
   const input = results.map((result) =>
     keys.size === 0 ? unorderedInput(result, lease !== undefined) : orderedInput(result, lease !== undefined),
@@ -136,12 +129,11 @@ export async function recordFanout(
     ]);
     return sharingMessages(rows);
   }
-  const [, rows = [], heads = []] = await pipelinedTransaction(sql, (tx) => [
+  const [, rows = []] = await pipelinedTransaction(sql, (tx) => [
     lockKeys(tx, [...keys]),
     recordFanoutStatement(tx, input, now, lease, true),
-    settleKeysStatement(tx, givenPairs(tx, keyed), now, lease && { ...lease, leasable }),
   ]);
-  return [...sharingMessages(rows), ...heads.map((row) => toClaimedDelivery(row))];
+  return sharingMessages(rows);
 }
 
 /** A fan-out result as the statement's unordered input reads it. */
@@ -163,7 +155,7 @@ function unorderedInput(result: FanoutResult, leasing: boolean) {
   };
 }
 
-/** ... and as its keyed input reads it: a keyed delivery is inserted waiting, never leased. */
+/** ... and as its keyed input reads it, with each delivery's key. */
 function orderedInput(result: FanoutResult, leasing: boolean) {
   return {
     message_id: result.messageId,
@@ -176,7 +168,7 @@ function orderedInput(result: FanoutResult, leasing: boolean) {
       endpointId: d.endpointId,
       webhookId: d.webhookId,
       createdAt: epochMs(d.createdAt),
-      leased: leasing && d.queued !== true && d.orderingKey === undefined,
+      leased: leasing && d.queued !== true,
       orderingKey: d.orderingKey ?? null,
     })),
   };
@@ -185,8 +177,9 @@ function orderedInput(result: FanoutResult, leasing: boolean) {
 /**
  * The fan-out statement. With `keyed` (its transaction holds the batch's key locks),
  * `ORDERING_RULES.fanoutInOrder`: a keyed message with an earlier message of its key still awaiting
- * fan-out, other than this batch's own (token matching), is `refused` — its lease freed, nothing else
- * written — and keyed deliveries are inserted `waiting` with their key, for the settle statement.
+ * fan-out, other than this batch's own (token matching), is `refused` — nothing written, claimable
+ * again after `REFUSED_FANOUT_RETRY_MS` — and a keyed delivery is inserted with its key, `pending` when
+ * it is its pair's head (`ORDERING_RULES.headAtFanout`), else `waiting`.
  */
 export function recordFanoutStatement(
   sql: Sql,
@@ -244,15 +237,31 @@ export function recordFanoutStatement(
     ? sql`
       INSERT INTO postel.deliveries AS d (id, message_id, endpoint_id, webhook_id, status, retries_used,
         attempts_made, next_attempt_at, lease_token, lease_owner, created_at, updated_at, ordering_key)
-      SELECT n.id, f.m_id, n."endpointId", n."webhookId",
-        CASE WHEN n."orderingKey" IS NULL THEN 'pending' ELSE 'waiting' END, 0, 0,
-        CASE WHEN n.leased THEN ${leased ? lease.until : now}::bigint ELSE ${now}::bigint END,
-        CASE WHEN n.leased THEN ${sql.unsafe(leaseToken("n.id"))} END,
-        CASE WHEN n.leased THEN ${lease?.owner ?? null}::text END, n."createdAt", ${now}::bigint, n."orderingKey"
-      FROM fenced f
-      CROSS JOIN LATERAL json_to_recordset(f.deliveries)
-        AS n(id text, "endpointId" text, "webhookId" text, "createdAt" bigint, leased boolean, "orderingKey" text)
-      WHERE NOT f.expired`
+      SELECT n.id, n.m_id, n."endpointId", n."webhookId",
+        CASE WHEN n.head THEN 'pending' ELSE 'waiting' END, 0, 0,
+        CASE WHEN n.head AND n.leased THEN ${leased ? lease.until : now}::bigint ELSE ${now}::bigint END,
+        CASE WHEN n.head AND n.leased THEN ${sql.unsafe(leaseToken("n.id"))} END,
+        CASE WHEN n.head AND n.leased THEN ${lease?.owner ?? null}::text END, n."createdAt", ${now}::bigint,
+        n."orderingKey"
+      FROM (
+        -- ORDERING_RULES.headAtFanout, decided here under the key locks: a keyed delivery is its pair's
+        -- head when it is the pair's earliest in this batch, and the pair has no open delivery (the
+        -- committed ones: this statement's own inserts are not visible to it) and no hold.
+        SELECT n.*, f.m_id, n."orderingKey" IS NULL OR (
+          row_number() OVER (PARTITION BY n."endpointId", n."orderingKey" ORDER BY f.m_id) = 1
+          AND NOT EXISTS (
+            SELECT 1 FROM postel.deliveries o
+            WHERE ${sql.unsafe(keyPair("o"))} = ((n."endpointId" || ' ' || n."orderingKey") COLLATE "C")
+              AND o.ordering_key IS NOT NULL AND o.status IN ('pending', 'held', 'waiting'))
+          AND NOT EXISTS (
+            SELECT 1 FROM postel.held_keys k
+            WHERE k.endpoint_id = n."endpointId" AND k.ordering_key = n."orderingKey")
+        ) AS head
+        FROM fenced f
+        CROSS JOIN LATERAL json_to_recordset(f.deliveries)
+          AS n(id text, "endpointId" text, "webhookId" text, "createdAt" bigint, leased boolean, "orderingKey" text)
+        WHERE NOT f.expired
+      ) n`
     : sql`
       INSERT INTO postel.deliveries AS d (id, message_id, endpoint_id, webhook_id, status, retries_used,
         attempts_made, next_attempt_at, lease_token, lease_owner, created_at, updated_at)
