@@ -138,7 +138,7 @@ test("the keyed statements read their partial indexes, never a key's history, un
   // The fan-out's order check (ORDERING_RULES.fanoutInOrder).
   expect(indexesOf("given AS")).toContain("messages_unfanned_key_idx");
   // The settle statement, after a fan-out, an outcome and a skip.
-  expect(indexesOf("promoted AS")).toContain("deliveries_key_open_idx");
+  expect(indexesOf("(d.status = 'waiting') IS TRUE")).toContain("deliveries_key_open_idx");
   // countWaiting: per endpoint, a range of its waiting deliveries (either index bounds it to them).
   indexesOf("FROM postel.endpoints e");
   const offenders: string[] = [];

@@ -1,34 +1,19 @@
 import type { PendingQuery, Row, Sql } from "postgres";
-import { leaseToken } from "../internal/lease-tokens.js";
 import { keyPair } from "./key-pair.js";
-import { asJson, DELIVERY_COLUMNS, PREFIXED_MESSAGE_COLUMNS, type RawRow } from "../internal/rows.js";
-
-/** Where a settle leases the head it lets go: to this worker, when it is one of `leasable`. */
-export interface SettleLease {
-  owner: string;
-  until: number;
-  /** Deliveries the caller may take at once (created by its fan-out, not queued). */
-  leasable: readonly string[];
-}
+import { asJson } from "../internal/rows.js";
 
 /**
- * `ORDERING_RULES.nextOnEnd`, `skip` and `headAtFanout`: for each (endpoint, key) pair that `pairs`
- * selects (columns `endpoint_id`, `ordering_key`) with no `pending` or `held` delivery and no hold,
- * the earliest `waiting` delivery (by message id) becomes `pending`, due `now`, or leased to
- * `lease.owner` when it is one of `lease.leasable`; the leased ones come back with their message.
+ * `ORDERING_RULES.nextOnEnd`, `skip` and `replayKeepsPlace`: for each (endpoint, key) pair that
+ * `pairs` selects (columns `endpoint_id`, `ordering_key`) with no `pending` or `held` delivery and no
+ * hold, the earliest `waiting` delivery (by message id) becomes `pending`, due `now`.
  *
  * Its own statement, after the writes it settles: a data-modifying CTE's rows are invisible to the
  * other CTEs of its statement. Run it holding the pairs' key locks (`lockKeys`): between its check and
  * its write, no other transaction then makes a head of those keys. Each pair costs one probe of
  * `deliveries_key_open_idx` and one of `held_keys`' primary key, however long its history.
  */
-export function settleKeysStatement(
-  sql: Sql,
-  pairs: PendingQuery<Row[]>,
-  now: number,
-  lease?: SettleLease,
-): PendingQuery<RawRow[]> {
-  return sql<RawRow[]>`
+export function settleKeysStatement(sql: Sql, pairs: PendingQuery<Row[]>, now: number): PendingQuery<Row[]> {
+  return sql`
     -- Materialized: inlined, its DISTINCT below made a plan made on empty tables read the pairs'
     -- deliveries in endpoint order, through a whole index, rather than by their keys.
     WITH pairs AS MATERIALIZED (${pairs}), next AS (
@@ -48,24 +33,12 @@ export function settleKeysStatement(
         AND NOT EXISTS (
           SELECT 1 FROM postel.held_keys k WHERE k.endpoint_id = p.endpoint_id AND k.ordering_key = p.ordering_key
         )
-    ), promoted AS (
-      UPDATE postel.deliveries d SET
-        status = 'pending',
-        next_attempt_at = CASE WHEN d.id = ANY(${lease?.leasable ?? []}::text[]) THEN ${lease?.until ?? now}::bigint
-          ELSE ${now}::bigint END,
-        lease_token = CASE WHEN d.id = ANY(${lease?.leasable ?? []}::text[]) THEN ${sql.unsafe(leaseToken("d.id"))} END,
-        lease_owner = CASE WHEN d.id = ANY(${lease?.leasable ?? []}::text[]) THEN ${lease?.owner ?? null}::text END,
-        updated_at = ${now}::bigint
-      -- The keys as an array too (see pipelinedTransaction). A waiting row another transaction
-      -- cancelled meanwhile (deleteEndpoint) fails the status test and stays as it is; the test is
-      -- no index condition (IS TRUE), or a plan made on empty tables walks an index by status.
-      FROM next WHERE d.id = next.id AND d.id = ANY(ARRAY(SELECT id FROM next)) AND (d.status = 'waiting') IS TRUE
-      RETURNING d.*
     )
-    SELECT ${sql.unsafe(DELIVERY_COLUMNS)}, ${sql.unsafe(PREFIXED_MESSAGE_COLUMNS)}
-    FROM promoted d JOIN postel.messages m ON m.id = d.message_id
-    WHERE d.lease_token IS NOT NULL
-      AND m.id = ANY(ARRAY(SELECT message_id FROM promoted WHERE lease_token IS NOT NULL))`;
+    UPDATE postel.deliveries d SET status = 'pending', next_attempt_at = ${now}::bigint, updated_at = ${now}::bigint
+    -- The keys as an array too (see pipelinedTransaction). A waiting row another transaction
+    -- cancelled meanwhile (deleteEndpoint) fails the status test and stays as it is; the test is
+    -- no index condition (IS TRUE), or a plan made on empty tables walks an index by status.
+    FROM next WHERE d.id = next.id AND d.id = ANY(ARRAY(SELECT id FROM next)) AND (d.status = 'waiting') IS TRUE`;
 }
 
 /** `pairs` for {@link settleKeysStatement}: the (endpoint, key) pairs of the given deliveries that have a key. */
