@@ -42,6 +42,7 @@ export type {
   LimitsStore,
   MessageLookup,
   MessageQuery,
+  NextLease,
   OperationsStore,
   OrderingStore,
   OutboxStore,

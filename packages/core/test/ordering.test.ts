@@ -112,3 +112,67 @@ describe("orderingKeys", () => {
     expect(await storage.ordering.countWaiting({ cap: 100 })).toBe(3);
   });
 });
+
+describe("start() with ordering keys", () => {
+  test("a key's next delivery comes back leased with its head's outcome: started in order, never claimed", async () => {
+    // The manual clock never fires the linger: each outcome is recorded once nothing is in flight.
+    const h = await harness({ http: { timeout: "60s" } });
+    const claimedKeyed: string[] = [];
+    const claimDue = h.storage.claimDue.bind(h.storage);
+    h.storage.claimDue = async (lease) => {
+      const claimed = await claimDue(lease);
+      for (const c of claimed) if (c.delivery.orderingKey !== undefined) claimedKeyed.push(c.delivery.id);
+      return claimed;
+    };
+    let handed = 0;
+    const recordOutcomes = h.storage.recordOutcomes.bind(h.storage);
+    h.storage.recordOutcomes = async (outcomes, now, next) => {
+      const result = await recordOutcomes(outcomes, now, next);
+      handed += result.next?.length ?? 0;
+      return result;
+    };
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hook") });
+    await h.postel.outbound.sendBatch(
+      Array.from({ length: 20 }, (_, i) => ({ type: "a", data: { i }, orderingKey: "k" })),
+    );
+    let delivered = 0;
+    const all = new Promise<void>((resolve) =>
+      h.postel.on("delivered", () => {
+        if (++delivered === 20) resolve();
+      }),
+    );
+    await h.postel.start();
+    await all;
+    const order = h.receiver
+      .on("/hook")
+      .map((r) => (JSON.parse(r.body.toString("utf8")) as { data: { i: number } }).data.i);
+    expect(order).toEqual([...Array(20).keys()]);
+    // One fan-out made the head (leased) and 19 waiting; each end handed the next one over.
+    expect(handed).toBe(19);
+    expect(claimedKeyed).toEqual([]);
+  });
+
+  test("stop() with a head in flight: the key's next is left due now, unattempted, for any worker", async () => {
+    const h = await harness({ http: { timeout: "60s" } });
+    h.receiver.script("/hook", { status: 200, delayMs: 300 });
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hook") });
+    const [first, second] = await h.postel.outbound.sendBatch([
+      { type: "a", data: 1, orderingKey: "k" },
+      { type: "a", data: 2, orderingKey: "k" },
+    ]);
+    await h.postel.start();
+    while (h.receiver.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Stopped while the head's request is in flight: the next one is not started (nor kept leased).
+    await h.postel.stop();
+    const [next] = await h.postel.outbound.messages.deliveries(second!.id);
+    expect(next).toMatchObject({ status: "pending", attemptsMade: 0, retriesUsed: 0 });
+    expect((await h.postel.outbound.messages.deliveries(first!.id))[0]).toMatchObject({ attemptsMade: 1 });
+    const due = await h.storage.claimDue({
+      owner: "other",
+      now: h.clock.now(),
+      until: h.clock.now() + 60_000,
+      limit: 10,
+    });
+    expect(due.map((c) => c.delivery.id)).toEqual([next!.id]);
+  });
+});

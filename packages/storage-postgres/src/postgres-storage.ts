@@ -188,7 +188,15 @@ export function PostgresStorage(
 
     claimDue: (lease) => run((sql) => claim.claimDue(sql, timed(lease), dueFloor)),
     renewLeases: (leases, until) => run((sql) => claim.renewLeases(sql, leases, epochMs(until))),
-    recordOutcomes: (outcomes, now) => run((sql) => recordOutcomes(sql, outcomes, epochMs(now))),
+    recordOutcomes: (outcomes, now, next) =>
+      run((sql) =>
+        recordOutcomes(
+          sql,
+          outcomes,
+          epochMs(now),
+          next === undefined ? undefined : { owner: next.owner, until: epochMs(next.until) },
+        ),
+      ),
     releaseHeld: (endpointId, now) => run((sql) => claim.releaseHeld(sql, endpointId, epochMs(now))),
 
     // Endpoint writes carry signing secrets: their errors never do (see hide-secrets.ts).

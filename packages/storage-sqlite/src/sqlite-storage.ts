@@ -106,7 +106,7 @@ export function SqliteStorage(
     enqueue: (message, enqueueOptions) => enqueueMessage(db, message, enqueueOptions?.tx),
     ...fanoutVerbs,
     ...claims(db),
-    recordOutcomes: (outcomes, now) => recordOutcomes(db, outcomes, now),
+    recordOutcomes: (outcomes, now, next) => recordOutcomes(db, outcomes, now, next),
     ...endpoints,
     ...messageReads(db),
     batchSend: { enqueueMany: (messages, enqueueOptions) => enqueueMany(db, messages, enqueueOptions?.tx) },

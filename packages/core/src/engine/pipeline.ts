@@ -77,6 +77,11 @@ export class Pipeline {
   /** The last fan-out claim got all the messages it asked for: a backlog of new messages is draining. */
   #fanoutBacklog = false;
   #buffer: DeliveryResult[] = [];
+  /**
+   * Deliveries recording leased to this worker (`ORDERING_RULES.leaseNext`: the next of a key whose
+   * delivery just ended), started before anything is claimed.
+   */
+  #ready: ClaimedDelivery[] = [];
   #flushing: Promise<void> | null = null;
   /** Outcomes in the flush being written. */
   #recording = 0;
@@ -100,6 +105,7 @@ export class Pipeline {
     this.#budget.start();
     try {
       while (this.control.running()) await this.#fill();
+      this.#release(this.#ready.splice(0));
       while (this.#fair.inFlight > 0) await this.#nextSlot();
       await this.#flushAll();
     } finally {
@@ -119,6 +125,8 @@ export class Pipeline {
     // crash loses (and so sends again) is bounded by the budget, not by the budget plus a group commit.
     const unrecorded = this.#buffer.length + this.#recording;
     const free = budget - inFlight - unrecorded;
+    // Leased already (a key's next, let go by its head's outcome): no claim needed, no batch to wait for.
+    if (this.#ready.length > 0 && free > 0) return this.#start(this.#ready.splice(0, free));
     // Claim in reasonable batches: with a busy pool, wait for half a batch of free slots.
     if (inFlight + unrecorded > 0 && free < Math.min(batchSize, budget) / 2) {
       // A full pool with more work waiting, its requests waiting on the network: a bigger one would help.
@@ -187,8 +195,14 @@ export class Pipeline {
         continue;
       }
       this.#fair.acquire(endpointId, maxInFlight);
+      // The key's next delivery may come back leased with this one's outcome: its slot is this one's,
+      // on an endpoint without limits (whose work only claimLimited leases).
+      const leaseNext = p.claimed.delivery.orderingKey !== undefined && !isLimited(p.endpoint);
       void deliver(this.ctx, p.claimed, p.endpoint, bodies, p.probeSlot).then(
-        (result) => this.#finished(endpointId, result, answeredIn(result)),
+        (result) => {
+          if (leaseNext) result.outcome.leaseNext = true;
+          this.#finished(endpointId, result, answeredIn(result));
+        },
         (error: unknown) => this.#finished(endpointId, null, null, p.claimed, error),
       );
     }
@@ -297,15 +311,23 @@ export class Pipeline {
     this.#linger = null;
     const batch = this.#buffer.splice(0, MAX_FLUSH);
     this.#recording = batch.length;
-    this.#flushing = recordResults(this.ctx, batch, this.#summary)
+    const now = this.ctx.clock.now();
+    const next = this.control.running()
+      ? { owner: this.ctx.config.workers.id, until: now + this.ctx.config.workers.leaseDurationMs }
+      : undefined;
+    this.#flushing = recordResults(this.ctx, batch, this.#summary, next)
       .then(
-        () => {
+        (leased) => {
           let keyed = false;
           for (const r of batch) {
             this.#leased.delete(r.outcome.deliveryId);
             keyed ||= r.outcome.orderingKey !== undefined;
           }
-          // An ordered delivery that ended let its key's next one go: claim it now, not at the next poll.
+          for (const c of leased) this.#leased.set(c.delivery.id, c);
+          if (!this.control.running()) this.#release(leased);
+          else this.#ready.push(...leased);
+          // An ordered delivery that ended let its key's next one go: start it (or claim it, when it
+          // came back unleased) now, not at the next poll.
           if (keyed) this.control.wake();
         },
         async (error: unknown) => {
@@ -322,6 +344,15 @@ export class Pipeline {
         // After stop(), run() drives the last flushes (bounded), so a dead database cannot spin here.
         if (this.control.running()) this.#flush();
       });
+  }
+
+  /** Gives leased deliveries that will not be started back to storage, due now (no attempt, no retry spent). */
+  #release(claimed: ClaimedDelivery[]): void {
+    const now = this.ctx.clock.now();
+    for (const c of claimed) {
+      const outcome = outcomeOf(c, { kind: "deferred", nextAttemptAt: now }, null);
+      this.#buffer.push({ claimed: c, outcome, reason: null, probeSlot: null });
+    }
   }
 
   async #flushAll(): Promise<void> {

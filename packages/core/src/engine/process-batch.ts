@@ -1,5 +1,5 @@
 import type { ClaimedDelivery } from "../storage/records.js";
-import type { DeliveryOutcome, DeliveryTransition } from "../storage/storage.js";
+import type { DeliveryOutcome, DeliveryTransition, NextLease } from "../storage/storage.js";
 import { type DeliverContext, type DeliveryResult, deliver, outcomeOf } from "./deliver.js";
 import type { CompiledEndpoint, EndpointCache } from "./endpoint-cache.js";
 import type { Emitter } from "./events.js";
@@ -60,18 +60,26 @@ export async function processBatch(
 
 /**
  * Records delivered (or skipped) results in one storage call, then emits events and runs the
- * endpoint state machine for the outcomes storage accepted (a lost lease records nothing).
+ * endpoint state machine for the outcomes storage accepted (a lost lease records nothing). Given
+ * `next`, returns the deliveries storage leased with it (`ORDERING_RULES.leaseNext`): the caller
+ * must deliver or release them.
  */
 export async function recordResults(
   ctx: BatchContext,
   results: DeliveryResult[],
   summary: BatchSummary,
-): Promise<void> {
-  if (results.length === 0) return;
-  const { recorded, leaseLost } = await ctx.config.storage.recordOutcomes(
-    results.map((result) => result.outcome),
-    ctx.clock.now(),
-  );
+  next?: NextLease,
+): Promise<ClaimedDelivery[]> {
+  if (results.length === 0) return [];
+  const outcomes = results.map((result) => result.outcome);
+  const now = ctx.clock.now();
+  const {
+    recorded,
+    leaseLost,
+    next: leased = [],
+  } = next === undefined
+    ? await ctx.config.storage.recordOutcomes(outcomes, now)
+    : await ctx.config.storage.recordOutcomes(outcomes, now, next);
   summary.leaseLost += leaseLost.length;
   const accepted = new Set(recorded);
   const kept = results.filter((r) => accepted.has(r.outcome.deliveryId));
@@ -81,6 +89,7 @@ export async function recordResults(
   }
   ctx.events.recorded(kept);
   await ctx.health.afterBatch(kept, await ctx.cache.recent());
+  return leased;
 }
 
 /** Decides, before any request, what happens to each claimed delivery (see `plan`). */

@@ -94,6 +94,17 @@ export interface DeliveryOutcome {
    * is `hold`: instead of letting the key's next delivery go, the storage holds the key on it.
    */
   holdKey?: true;
+  /**
+   * Set on a keyed delivery whose endpoint has room on this worker and no limits: the delivery its
+   * end lets go (`ORDERING_RULES.nextOnEnd`) may be leased to the recorder (`ORDERING_RULES.leaseNext`).
+   */
+  leaseNext?: true;
+}
+
+/** The lease `recordOutcomes` may give the deliveries its outcomes let go (`ORDERING_RULES.leaseNext`). */
+export interface NextLease {
+  owner: string;
+  until: number;
 }
 
 /** Result of `recordOutcomes`: ids whose lease was still held (written) and those refused. */
@@ -101,6 +112,11 @@ export interface RecordOutcomesResult {
   recorded: string[];
   /** Outcomes refused because the lease token no longer matched (lease lost); nothing was written. */
   leaseLost: string[];
+  /**
+   * Given a `NextLease`, the deliveries the outcomes let go that were leased with it (absent when the
+   * storage leases none: they are due now for any worker).
+   */
+  next?: ClaimedDelivery[];
 }
 
 /** One delivery fan-out creates. */
@@ -184,9 +200,10 @@ export interface DeliveryQueue {
    * terminal gets `finalMessageStatus(...)` and `finishedAt = now`. Outcomes apply in order. An
    * outcome with `newDelivery` arrives only at a storage with the `direct` capability (see
    * `DirectDeliveryStore`): it inserts its delivery instead, fenced by its message's fan-out lease,
-   * and a second direct outcome for a message the first already fanned out is lease lost.
+   * and a second direct outcome for a message the first already fanned out is lease lost. With the
+   * `ordering` capability and `next`, it may lease what keyed outcomes let go (`ORDERING_RULES.leaseNext`).
    */
-  recordOutcomes(outcomes: DeliveryOutcome[], now: number): Promise<RecordOutcomesResult>;
+  recordOutcomes(outcomes: DeliveryOutcome[], now: number, next?: NextLease): Promise<RecordOutcomesResult>;
   /** Move an endpoint's `held` deliveries back to `pending`, due `now`. Returns how many. */
   releaseHeld(endpointId: string, now: number): Promise<number>;
 }

@@ -80,6 +80,10 @@ export const ORDERING_RULES = {
     "When a head of K on E becomes terminal (`recordOutcomes`, `deleteEndpoint` aside), E's earliest " +
     "waiting delivery of K becomes `pending`, due now — unless the outcome has `holdKey`: then K is held " +
     "on E by that delivery and its waiting deliveries stay waiting.",
+  leaseNext:
+    "Given a `NextLease`, `recordOutcomes` may lease the delivery `nextOnEnd` lets go for an outcome with " +
+    "`leaseNext` to its owner until its `until` (a fresh token, as `claimDue` gives) and return it, with " +
+    "its message, in `next`; only those. A storage that leases none returns no `next`: the delivery is due now.",
   skip: "`skipHeldKey` releases the hold and lets E's earliest waiting delivery of K go, due now.",
   replayKeepsPlace:
     "A replayed delivery of K (`resetDeliveries`) keeps its place: it is `pending` when E has no head " +

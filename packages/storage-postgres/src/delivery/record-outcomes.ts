@@ -5,12 +5,14 @@ import {
   onlyDeliveryFinalStatus,
   HEALTH_BUCKET_MS,
   isTerminal,
+  type NextLease,
   type RecordOutcomesResult,
 } from "@postel/core/storage";
 import type { Sql } from "postgres";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import { asJson, epochMs, FIRST_ATTEMPT_COLUMNS } from "../internal/rows.js";
 import { finaliseMessages, lockMessagesOf, TERMINAL } from "../internal/sql-fragments.js";
+import { toClaimedDelivery } from "../internal/lease-tokens.js";
 import { lockKeys } from "../ordering/key-locks.js";
 import { pairsOfDeliveries, settleKeysStatement } from "../ordering/settle-keys.js";
 
@@ -65,12 +67,14 @@ function toInput(outcome: DeliveryOutcome) {
  * When a keyed delivery ends (`ORDERING_RULES.nextOnEnd`), the same transaction first locks the keys
  * of the keyed outcomes that end (`lockKeys`), holds the key of each one recorded with `holdKey` (a
  * CTE over the rows the statement changed: a lost lease holds nothing), then lets the next waiting
- * delivery of each other key go (`settleKeysStatement`). Other batches run as they did before.
+ * delivery of each other key go (`settleKeysStatement`): given `next`, the ones whose outcome has
+ * `leaseNext` go leased to `next.owner` and come back in `next`. Other batches run as they did before.
  */
 export async function recordOutcomes(
   sql: Sql,
   all: DeliveryOutcome[],
   now: number,
+  next?: NextLease,
 ): Promise<RecordOutcomesResult> {
   if (all.length === 0) return { recorded: [], leaseLost: [] };
   const outcomes = firstDirectOutcomes(all);
@@ -80,6 +84,9 @@ export async function recordOutcomes(
   // Keyed outcomes that end their delivery: only they change which delivery heads their key.
   const ended = outcomes.filter(
     (outcome) => outcome.orderingKey !== undefined && isTerminal(deliveryStatusOf(outcome.transition)),
+  );
+  const leasing = new Set(
+    next === undefined ? [] : ended.filter((outcome) => outcome.leaseNext === true).map((o) => o.deliveryId),
   );
   const holds = ended
     .filter((outcome) => outcome.holdKey === true)
@@ -195,8 +202,10 @@ export async function recordOutcomes(
             pairsOfDeliveries(
               tx,
               ended.map((outcome) => outcome.deliveryId),
+              leasing,
             ),
             now,
+            leasing.size > 0 ? next : undefined,
           ),
         ]
       : []),
@@ -208,8 +217,10 @@ export async function recordOutcomes(
     const applied = new Set(outcomes);
     for (const outcome of all) if (!applied.has(outcome)) lost.add(outcome.deliveryId);
   }
+  const leased = leasing.size > 0 ? (results.at(-1) ?? []).map((row) => toClaimedDelivery(row)) : [];
   return {
     recorded: ids.filter((id) => !lost.has(id)),
     leaseLost: ids.filter((id) => lost.has(id)),
+    ...(leased.length > 0 ? { next: leased } : {}),
   };
 }

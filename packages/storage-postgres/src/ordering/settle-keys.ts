@@ -1,23 +1,35 @@
 import type { PendingQuery, Row, Sql } from "postgres";
 import { keyPair } from "./key-pair.js";
-import { asJson } from "../internal/rows.js";
+import { leaseToken } from "../internal/lease-tokens.js";
+import { asJson, PREFIXED_MESSAGE_COLUMNS, type RawRow } from "../internal/rows.js";
 
 /**
  * `ORDERING_RULES.nextOnEnd`, `skip` and `replayKeepsPlace`: for each (endpoint, key) pair that
- * `pairs` selects (columns `endpoint_id`, `ordering_key`) with no `pending` or `held` delivery and no
- * hold, the earliest `waiting` delivery (by message id) becomes `pending`, due `now`.
+ * `pairs` selects (columns `endpoint_id`, `ordering_key`, `lease`) with no `pending` or `held` delivery
+ * and no hold, the earliest `waiting` delivery (by message id) becomes `pending`, due `now` — or, for
+ * a pair with `lease` and given `lease` (`ORDERING_RULES.leaseNext`), leased to its owner until its
+ * `until`. The leased ones come back as claim rows (delivery columns and `m_`-prefixed message ones).
  *
  * Its own statement, after the writes it settles: a data-modifying CTE's rows are invisible to the
  * other CTEs of its statement. Run it holding the pairs' key locks (`lockKeys`): between its check and
  * its write, no other transaction then makes a head of those keys. Each pair costs one probe of
  * `deliveries_key_open_idx` and one of `held_keys`' primary key, however long its history.
  */
-export function settleKeysStatement(sql: Sql, pairs: PendingQuery<Row[]>, now: number): PendingQuery<Row[]> {
-  return sql`
-    -- Materialized: inlined, its DISTINCT below made a plan made on empty tables read the pairs'
+export function settleKeysStatement(
+  sql: Sql,
+  pairs: PendingQuery<Row[]>,
+  now: number,
+  lease?: { owner: string; until: number },
+): PendingQuery<RawRow[]> {
+  const leased = (then: PendingQuery<Row[]>, otherwise: PendingQuery<Row[]>) =>
+    lease === undefined ? otherwise : sql`CASE WHEN next.lease THEN ${then} ELSE ${otherwise} END`;
+  return sql<RawRow[]>`
+    -- Materialized: inlined, its grouping below made a plan made on empty tables read the pairs'
     -- deliveries in endpoint order, through a whole index, rather than by their keys.
     WITH pairs AS MATERIALIZED (${pairs}), next AS (
-      SELECT o.id FROM (SELECT DISTINCT endpoint_id, ordering_key FROM pairs) p
+      SELECT o.id, p.lease FROM (
+        SELECT endpoint_id, ordering_key, bool_or(lease) AS lease FROM pairs GROUP BY endpoint_id, ordering_key
+      ) p
       CROSS JOIN LATERAL (
         -- The pair's first open delivery in deliveries_key_open_idx's own order (its predicate takes
         -- the status test, so the scan is one range, read from its start): its head when it has one
@@ -33,18 +45,36 @@ export function settleKeysStatement(sql: Sql, pairs: PendingQuery<Row[]>, now: n
         AND NOT EXISTS (
           SELECT 1 FROM postel.held_keys k WHERE k.endpoint_id = p.endpoint_id AND k.ordering_key = p.ordering_key
         )
+    ), promoted AS (
+      UPDATE postel.deliveries d SET status = 'pending',
+        next_attempt_at = ${leased(sql`${lease?.until ?? 0}::bigint`, sql`${now}::bigint`)},
+        lease_token = ${leased(sql.unsafe(leaseToken("d.id")), sql`NULL`)},
+        lease_owner = ${leased(sql`${lease?.owner ?? null}::text`, sql`NULL`)},
+        updated_at = ${now}::bigint
+      -- The keys as an array too (see pipelinedTransaction). A waiting row another transaction
+      -- cancelled meanwhile (deleteEndpoint) fails the status test and stays as it is; the test is
+      -- no index condition (IS TRUE), or a plan made on empty tables walks an index by status.
+      FROM next WHERE d.id = next.id AND d.id = ANY(ARRAY(SELECT id FROM next)) AND (d.status = 'waiting') IS TRUE
+      RETURNING d.*
     )
-    UPDATE postel.deliveries d SET status = 'pending', next_attempt_at = ${now}::bigint, updated_at = ${now}::bigint
-    -- The keys as an array too (see pipelinedTransaction). A waiting row another transaction
-    -- cancelled meanwhile (deleteEndpoint) fails the status test and stays as it is; the test is
-    -- no index condition (IS TRUE), or a plan made on empty tables walks an index by status.
-    FROM next WHERE d.id = next.id AND d.id = ANY(ARRAY(SELECT id FROM next)) AND (d.status = 'waiting') IS TRUE`;
+    SELECT p.*, ${sql.unsafe(PREFIXED_MESSAGE_COLUMNS)}
+    FROM promoted p JOIN postel.messages m ON m.id = p.message_id
+    WHERE p.lease_token IS NOT NULL
+      AND m.id = ANY(ARRAY(SELECT message_id FROM promoted WHERE lease_token IS NOT NULL))`;
 }
 
-/** `pairs` for {@link settleKeysStatement}: the (endpoint, key) pairs of the given deliveries that have a key. */
-export function pairsOfDeliveries(sql: Sql, deliveryIds: readonly string[]): PendingQuery<Row[]> {
+/**
+ * `pairs` for {@link settleKeysStatement}: the (endpoint, key) pairs of the given deliveries that have a
+ * key, `lease` for those whose id `leasing` holds.
+ */
+export function pairsOfDeliveries(
+  sql: Sql,
+  deliveryIds: readonly string[],
+  leasing: ReadonlySet<string> = new Set(),
+): PendingQuery<Row[]> {
   return sql`
-    SELECT endpoint_id, ordering_key FROM postel.deliveries
+    SELECT endpoint_id, ordering_key, id = ANY(ARRAY(SELECT json_array_elements_text(${asJson([...leasing])}::text::json))) AS lease
+    FROM postel.deliveries
     WHERE id = ANY(ARRAY(SELECT json_array_elements_text(${asJson(deliveryIds)}::text::json)))
       AND ordering_key IS NOT NULL`;
 }
@@ -55,6 +85,6 @@ export function givenPairs(
   pairs: readonly { endpointId: string; orderingKey: string }[],
 ): PendingQuery<Row[]> {
   return sql`
-    SELECT p."endpointId" AS endpoint_id, p."orderingKey" AS ordering_key
+    SELECT p."endpointId" AS endpoint_id, p."orderingKey" AS ordering_key, false AS lease
     FROM json_to_recordset(${asJson(pairs)}::text::json) AS p("endpointId" text, "orderingKey" text)`;
 }

@@ -8,12 +8,14 @@ import {
   HEALTH_BUCKET_MS,
   isTerminal,
   type NewDelivery,
+  type NextLease,
   type RecordOutcomesResult,
 } from "@postel/core/storage";
 import type { Db, Statement } from "../internal/database.js";
+import { newLeaseNonce, selectLeased, toClaimed } from "../internal/lease-tokens.js";
 import { str } from "../internal/rows.js";
 import { finaliseMessages, heldFence, jsonArg, jsonRows, unfannedFence } from "../internal/sql-fragments.js";
-import { keysOfDeliveries, settleKeys } from "../ordering/settle-keys.js";
+import { keysOfDeliveries, leaseHeadsOfKeys, settleKeys } from "../ordering/settle-keys.js";
 
 /** An outcome with the delivery row `recordOutcomes` inserts for it (`DeliveryOutcome.newDelivery`). */
 type DirectOutcome = DeliveryOutcome & { newDelivery: NewDelivery };
@@ -66,12 +68,14 @@ const INSERTED_BY_PREVIOUS =
  * with nothing to do are left out). Every fence is checked before the statement that clears it: direct
  * deliveries are inserted (so their attempts satisfy the foreign key), attempts recorded and keys held
  * while the message and delivery leases still stand; then ordinary deliveries are updated, the keys of
- * keyed heads that ended let their next delivery go, and direct messages are fanned out.
+ * keyed heads that ended let their next delivery go (given `next`, leased to it for outcomes with
+ * `leaseNext`, and read back), and direct messages are fanned out.
  */
 export async function recordOutcomes(
   db: Db,
   all: DeliveryOutcome[],
   now: number,
+  next?: NextLease,
 ): Promise<RecordOutcomesResult> {
   const outcomes = firstDirectOutcomes(all);
   const direct = outcomes.filter((o): o is DirectOutcome => o.newDelivery !== undefined);
@@ -95,9 +99,17 @@ export async function recordOutcomes(
   if (attempts.length > 0) batch.push(...insertAttempts(JSON.stringify(attempts)));
   if (holds.length > 0) batch.push(holdKeys(jsonArg(holds, HOLD_KEYS), now));
   if (ordinary.length > 0) ordinaryIds = batch.push(updateDeliveries(ordinaryRows, now)) - 1;
+  const leasing = next === undefined ? [] : ended.filter((o) => o.leaseNext === true);
+  let leasedAt = -1;
   if (ended.length > 0) {
     const ids = JSON.stringify(ended.map((o) => o.deliveryId));
     batch.push(settleKeys(keysOfDeliveries("ended"), { ended: ids, now }));
+    if (next !== undefined && leasing.length > 0) {
+      const nonce = newLeaseNonce();
+      const leaseIds = JSON.stringify(leasing.map((o) => o.deliveryId));
+      const args = { leasing: leaseIds, nonce, owner: next.owner, until: next.until, now };
+      leasedAt = batch.push(leaseHeadsOfKeys(keysOfDeliveries("leasing"), args), selectLeased(nonce)) - 1;
+    }
   }
   if (direct.length > 0) batch.push(fanOutDirectMessages(fanOutRows, now));
   if (ordinary.length > 0) batch.push(finaliseOrdinary(ordinaryRows, now));
@@ -110,6 +122,8 @@ export async function recordOutcomes(
   for (const { deliveryId } of all) {
     (recorded.has(deliveryId) ? result.recorded : result.leaseLost).push(deliveryId);
   }
+  const leased = (results[leasedAt]?.rows ?? []).map(toClaimed);
+  if (leased.length > 0) result.next = leased;
   return result;
 }
 

@@ -1,6 +1,7 @@
 import type { InArgs } from "@libsql/client";
 import { OPEN_DELIVERY_STATUSES, sqlStatusList } from "@postel/core/storage";
 import type { Statement } from "../internal/database.js";
+import { leaseTokenSql } from "../internal/lease-tokens.js";
 
 // `ORDERING_RULES` in SQL. Every verb that can end or add a key's head runs `settleKeys` in its own
 // write transaction (SQLite's single writer), so the check and the promotion never interleave with
@@ -42,6 +43,22 @@ export function settleKeys(keys: string, args: InArgs): Statement {
   return {
     sql: `UPDATE postel_deliveries SET status = 'pending', next_attempt_at = :now, updated_at = :now
       WHERE id IN (${nextOfKeys(keys)})`,
+    args,
+  };
+}
+
+/**
+ * `ORDERING_RULES.leaseNext`, right after `settleKeys` in the same write transaction: lease to `:owner`
+ * until `:until` (tokens under `:nonce`, read back with `selectLeased`) the head of each key `keys`
+ * selects that is pending, unleased and due — the one `settleKeys` just let go, as the key's ended head
+ * was its only one.
+ */
+export function leaseHeadsOfKeys(keys: string, args: InArgs): Statement {
+  return {
+    sql: `UPDATE postel_deliveries SET lease_token = ${leaseTokenSql("0", "id")},
+        lease_owner = :owner, next_attempt_at = :until, updated_at = :now
+      WHERE id IN (SELECT h.id FROM (${keys}) k JOIN postel_deliveries h ON ${ofKey("h")}
+        WHERE h.status = 'pending' AND h.lease_token IS NULL AND h.next_attempt_at <= :now)`,
     args,
   };
 }

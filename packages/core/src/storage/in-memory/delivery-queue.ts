@@ -7,6 +7,7 @@ import type {
   DueClaim,
   LeaseRequest,
   LimitedClaim,
+  NextLease,
   RecordOutcomesResult,
 } from "../storage.js";
 import { deliveryStatusOf, isTerminal } from "../rules.js";
@@ -88,8 +89,13 @@ export class MemoryDeliveryQueue {
     return lost;
   }
 
-  async recordOutcomes(outcomes: DeliveryOutcome[], now: number): Promise<RecordOutcomesResult> {
+  async recordOutcomes(
+    outcomes: DeliveryOutcome[],
+    now: number,
+    next?: NextLease,
+  ): Promise<RecordOutcomesResult> {
     const result: RecordOutcomesResult = { recorded: [], leaseLost: [] };
+    const leased: ClaimedDelivery[] = [];
     const touched = new Set<string>();
     for (const outcome of outcomes) {
       const delivery = outcome.newDelivery
@@ -104,7 +110,10 @@ export class MemoryDeliveryQueue {
       delivery.updatedAt = now;
       this.#apply(delivery, outcome.transition);
       if (outcome.lastError !== undefined) delivery.lastError = outcome.lastError;
-      this.#afterKeyed(delivery, outcome, now);
+      const freed = this.#afterKeyed(delivery, outcome, now);
+      // ORDERING_RULES.leaseNext: the delivery this end let go goes to the recorder, leased.
+      if (freed !== undefined && next !== undefined && outcome.leaseNext === true)
+        leased.push(this.#lease(freed, { owner: next.owner, now, until: next.until }));
       if (outcome.attempt) {
         delivery.attemptsMade += 1;
         this.#recordAttempt(delivery, outcome);
@@ -113,6 +122,7 @@ export class MemoryDeliveryQueue {
       result.recorded.push(delivery.id);
     }
     this.#state.finaliseMessages(touched, now);
+    if (leased.length > 0) result.next = leased;
     return result;
   }
 
@@ -127,10 +137,13 @@ export class MemoryDeliveryQueue {
     return held.length;
   }
 
-  /** `ORDERING_RULES.nextOnEnd`: a keyed delivery that ended holds its key or lets the next one go. */
-  #afterKeyed(delivery: DeliveryRecord, outcome: DeliveryOutcome, now: number): void {
+  /**
+   * `ORDERING_RULES.nextOnEnd`: a keyed delivery that ended holds its key or lets the next one go;
+   * returns the one it let go.
+   */
+  #afterKeyed(delivery: DeliveryRecord, outcome: DeliveryOutcome, now: number): DeliveryRecord | undefined {
     const key = delivery.orderingKey;
-    if (key === undefined || !isTerminal(delivery.status)) return;
+    if (key === undefined || !isTerminal(delivery.status)) return undefined;
     if (outcome.holdKey === true) {
       this.#state.heldKeys.set(keyOf(delivery.endpointId, key), {
         endpointId: delivery.endpointId,
@@ -138,7 +151,9 @@ export class MemoryDeliveryQueue {
         deliveryId: delivery.id,
         heldAt: now,
       });
-    } else this.#state.settleKey(delivery.endpointId, key, now);
+      return undefined;
+    }
+    return this.#state.settleKey(delivery.endpointId, key, now);
   }
 
   /**

@@ -123,6 +123,53 @@ export function orderingTests(context: ConformanceContext): void {
       expect(await claimAll(storage, T0 + DAY)).toHaveProperty("size", 0);
     });
 
+    test("given a NextLease, a head that ends with leaseNext may hand its key's next to the recorder, leased; no other", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { deliveries } = await fanOut(storage, {
+        endpoints: [endpoint!],
+        messages: [{ orderingKey: "k" }, { orderingKey: "k" }, { orderingKey: "j" }, { orderingKey: "j" }],
+      });
+      const [k1, k2, j1, j2] = deliveries;
+      const claims = await claimAll(storage, T0);
+      const ending = (claimed: ClaimedDelivery, leaseNext: boolean) => ({
+        deliveryId: claimed.delivery.id,
+        leaseToken: claimed.leaseToken,
+        transition: { kind: "succeeded" } as const,
+        attempt: attemptFor(claimed, { startedAt: T0 }),
+        orderingKey: claimed.delivery.orderingKey!,
+        ...(leaseNext ? { leaseNext: true as const } : {}),
+      });
+      const result = await storage.recordOutcomes(
+        [ending(claims.get(k1!.id)!, true), ending(claims.get(j1!.id)!, false)],
+        T0 + 10,
+        { owner: "recorder", until: T0 + 10 + LEASE_MS },
+      );
+      expect(result.recorded.sort()).toEqual([k1!.id, j1!.id].sort());
+      const next = result.next ?? [];
+      if (next.length === 0) {
+        // A storage that leases none: both are due now, for any worker.
+        expect((await claimedIds(storage, T0 + 20)).sort()).toEqual([k2!.id, j2!.id].sort());
+        return;
+      }
+      // Only k's next (its outcome asked), with its message and a lease that fences like a claim's.
+      expect(next.map((c) => c.delivery.id)).toEqual([k2!.id]);
+      const [leased] = next;
+      expect(leased!.delivery).toMatchObject({
+        status: "pending",
+        orderingKey: "k",
+        messageId: k2!.messageId,
+      });
+      expect(leased!.message.id).toBe(k2!.messageId);
+      expect(leased!.leaseToken).toEqual(expect.any(String));
+      expect(await claimedIds(storage, T0 + 20)).toEqual([j2!.id]);
+      expect(
+        await storage.renewLeases([{ deliveryId: k2!.id, leaseToken: "not-its-token" }], T0 + 30),
+      ).toEqual([k2!.id]);
+      await end(storage, leased!, { kind: "succeeded" }, T0 + 30);
+      expect(await statuses(storage, [k2!])).toEqual(["succeeded"]);
+    });
+
     test("a retrying, deferred or held head keeps its key waiting; releaseHeld gives it back the head", async () => {
       const storage = context.storage();
       const [endpoint] = await createEndpoints(storage, 1);
