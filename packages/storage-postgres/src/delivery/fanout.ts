@@ -195,32 +195,22 @@ export function recordFanoutStatement(
     ? sql`given AS (
         SELECT * FROM ${recordset}
           AS i(message_id text, token text, expired boolean, status text, ordering_key text, deliveries json)
-      ), firsts AS (
-        -- Per key, the earliest message this call holds the lease of.
-        SELECT g.ordering_key, min(g.message_id COLLATE "C") AS first_id
-        FROM given g JOIN postel.messages m ON m.id = g.message_id AND m.lease_token = g.token
-        WHERE g.ordering_key IS NOT NULL AND m.id = ANY(ARRAY(SELECT message_id FROM given))
-        GROUP BY g.ordering_key
-      ), blocked AS (
-        -- Keys with an earlier message than their first here still awaiting fan-out: once per key, as a
-        -- key's index entries before its first are mostly its fanned-out messages' (dead until VACUUM),
-        -- which a check per message would walk again and again (a 10,000-message key: quadratic).
-        SELECT f.ordering_key FROM firsts f
-        WHERE EXISTS (
-          SELECT 1 FROM postel.messages e
-          WHERE e.ordering_key = f.ordering_key AND e.id < f.first_id
-            AND e.fanned_out_at IS NULL AND e.status = 'pending')
+      ), others AS (
+        -- Per key, its earliest message awaiting fan-out that this call does not hold (its lease token
+        -- is not one of the call's): one walk of messages_unfanned_key_idx per key, from the key's start,
+        -- stopping there — past this call's own messages, never once per message (a 10,000-message key
+        -- fanned out a batch at a time would make that quadratic).
+        SELECT k.ordering_key, (
+          SELECT e.id FROM postel.messages e
+          WHERE e.ordering_key = k.ordering_key AND e.fanned_out_at IS NULL AND e.status = 'pending'
+            AND (e.lease_token IS NULL OR e.lease_token NOT IN (SELECT token FROM given))
+          ORDER BY e.id LIMIT 1
+        ) AS first_id
+        FROM (SELECT DISTINCT ordering_key FROM given WHERE ordering_key IS NOT NULL) k
       ), input AS (
-        -- Found through messages_unfanned_key_idx: only keyed messages not fanned out are in it. After its
-        -- key's first here, a message waits only for one between them that this call does not hold.
-        SELECT g.*, g.ordering_key IS NOT NULL AND (
-          f.first_id IS NULL OR g.ordering_key IN (SELECT ordering_key FROM blocked) OR EXISTS (
-            SELECT 1 FROM postel.messages e
-            WHERE e.ordering_key = g.ordering_key AND e.id > f.first_id AND e.id < g.message_id
-              AND e.fanned_out_at IS NULL AND e.status = 'pending'
-              AND NOT EXISTS (SELECT 1 FROM given o WHERE o.message_id = e.id AND o.token = e.lease_token))
-        ) AS later
-        FROM given g LEFT JOIN firsts f ON f.ordering_key = g.ordering_key
+        -- A keyed message waits when such a message comes before it (in the index's order).
+        SELECT g.*, coalesce(f.first_id < g.message_id, false) AS later
+        FROM given g LEFT JOIN others f ON f.ordering_key = g.ordering_key
       ), refused AS (
         -- No token (no fence matches it), claimable again after REFUSED_FANOUT_RETRY_MS.
         UPDATE postel.messages m SET lease_token = NULL, lease_owner = NULL,
