@@ -1,4 +1,4 @@
-import type { EndpointStats, OutboundStats } from "@postel/core";
+import { type EndpointStats, HELD_KEYS_IN_STATS, type OutboundStats } from "@postel/core";
 import { describe, expect, test } from "vitest";
 import { checkThresholds } from "./check-thresholds.js";
 
@@ -66,7 +66,48 @@ function reader(capped: OutboundStats, exact?: OutboundStats) {
   };
 }
 
+/** A snapshot with `held` keys held (stats() lists at most HELD_KEYS_IN_STATS of them). */
+function withHeld(held: number): OutboundStats {
+  const keys = Array.from({ length: Math.min(held, HELD_KEYS_IN_STATS) }, (_, i) => ({
+    endpointId: "ep_1",
+    orderingKey: `k${i}`,
+    deliveryId: `dlv_${i}`,
+    messageId: `msg_${i}`,
+    status: "dead-lettered" as const,
+    lastError: "HTTP 500",
+    heldAt: AT,
+    waiting: 1,
+  }));
+  return { ...snapshot([endpoint("ep_1")]), ordering: { waiting: held, heldKeys: keys } };
+}
+
 describe("checkThresholds", () => {
+  test("held keys: listed ones decide; a full list under a higher threshold is counted on, up to it and one", async () => {
+    const few = await checkThresholds(reader(withHeld(3)).stats, { "held-keys": 0 });
+    expect(few).toEqual([{ name: "held-keys", value: 3, atLeast: false, threshold: 0, ok: false }]);
+    const counted: number[] = [];
+    const count = (total: number) => async (upTo: number) => {
+      counted.push(upTo);
+      return Math.min(total, upTo);
+    };
+    // A full list over the threshold fails as it is: no counting.
+    const over = await checkThresholds(reader(withHeld(500)).stats, { "held-keys": 10 }, count(500));
+    expect(over).toEqual([
+      { name: "held-keys", value: HELD_KEYS_IN_STATS, atLeast: true, threshold: 10, ok: false },
+    ]);
+    expect(counted).toEqual([]);
+    const under = await checkThresholds(reader(withHeld(35)).stats, { "held-keys": 50 }, count(35));
+    expect(under).toEqual([{ name: "held-keys", value: 35, atLeast: false, threshold: 50, ok: true }]);
+    const above = await checkThresholds(reader(withHeld(500)).stats, { "held-keys": 50 }, count(500));
+    expect(above).toEqual([{ name: "held-keys", value: 51, atLeast: true, threshold: 50, ok: false }]);
+    expect(counted).toEqual([51, 51]);
+    // No ordering capability: nothing is held.
+    expect((await checkThresholds(reader(snapshot([])).stats, { "held-keys": 0 }))[0]).toMatchObject({
+      value: 0,
+      ok: true,
+    });
+  });
+
   test("a value at its threshold is OK, one over it fails, in the order of the flags", async () => {
     const { stats } = reader(
       snapshot([

@@ -1,8 +1,8 @@
-import type { OutboundStats } from "@postel/core";
+import { HELD_KEYS_IN_STATS, type OutboundStats } from "@postel/core";
 import { type CappedCount, totalAtLeast, totalOf } from "./capped-counts.js";
 
 /** What `postel check` can hold the outbox to, in its order; a threshold is the most that is healthy. */
-export const CHECK_NAMES = ["oldest-due", "due", "dead-letters", "failed", "disabled"] as const;
+export const CHECK_NAMES = ["oldest-due", "due", "dead-letters", "failed", "disabled", "held-keys"] as const;
 
 /** One check's name, which is also its flag's (`--max-<name>`). */
 export type CheckName = (typeof CHECK_NAMES)[number];
@@ -28,16 +28,27 @@ type Reading = Omit<CheckResult, "ok">;
  * Reads the outbox through `stats` and compares it with each threshold given. Counts are read capped
  * first, which costs the same beside any backlog: a count that stopped at the cap and is over its
  * threshold fails as it is; one at or under its threshold cannot say, and only then are exact counts
- * read (every pending, dead-lettered and failed row).
+ * read (every pending, dead-lettered and failed row). Held keys likewise: `stats()` lists up to
+ * `HELD_KEYS_IN_STATS`, and only a full list under a higher threshold is counted on, through
+ * `countHeld` (up to the threshold and one).
  */
 export async function checkThresholds(
   stats: (options: { exact: boolean }) => Promise<OutboundStats>,
   thresholds: Thresholds,
+  countHeld?: (upTo: number) => Promise<number>,
 ): Promise<CheckResult[]> {
   const capped = await stats({ exact: false });
-  const undecided = read(capped, thresholds).some((r) => r.atLeast && r.value! <= r.threshold);
+  const undecided = read(capped, thresholds).some(
+    (r) => r.name !== "held-keys" && r.atLeast && r.value! <= r.threshold,
+  );
   const snapshot = undecided ? await stats({ exact: true }) : capped;
-  return read(snapshot, thresholds).map((r) => ({ ...r, ok: r.value === null || r.value <= r.threshold }));
+  const readings = read(snapshot, thresholds);
+  for (const r of readings) {
+    if (r.name !== "held-keys" || !r.atLeast || r.value! > r.threshold || countHeld === undefined) continue;
+    r.value = await countHeld(r.threshold + 1);
+    r.atLeast = r.value > r.threshold;
+  }
+  return readings.map((r) => ({ ...r, ok: r.value === null || r.value <= r.threshold }));
 }
 
 function read(stats: OutboundStats, thresholds: Thresholds): Reading[] {
@@ -52,6 +63,11 @@ function read(stats: OutboundStats, thresholds: Thresholds): Reading[] {
     failed: () => count("failed"),
     // Every live endpoint is listed, uncapped: no second query.
     disabled: () => ({ value: stats.endpoints.filter((e) => e.state === "disabled").length, atLeast: false }),
+    // Keys held by a head that dead-lettered or failed (onKeyFailure "hold"); none without ordering.
+    "held-keys": () => {
+      const listed = stats.ordering?.heldKeys.length ?? 0;
+      return { value: listed, atLeast: listed >= HELD_KEYS_IN_STATS };
+    },
   };
   return CHECK_NAMES.flatMap((name) => {
     const threshold = thresholds[name];

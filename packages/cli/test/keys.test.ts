@@ -14,8 +14,8 @@ import { main } from "../src/main.js";
 import { formatTime } from "../src/time.js";
 import { drainAll, startReceiver } from "./support/seed.js";
 
-// Ordered delivery is in InMemoryStorage only so far: `main` runs in this process, on a Postel over
-// it, instead of the built binary on a database file.
+// `main` runs in this process, on a Postel over InMemoryStorage, instead of the built binary on a
+// database file: the commands are the same on every storage with the ordering capability.
 describe("postel keys, on a storage with ordered delivery", () => {
   const storage = InMemoryStorage();
   let app: PostelInstance<Storage<unknown>>;
@@ -123,6 +123,18 @@ describe("postel keys, on a storage with ordered delivery", () => {
     expect(shown.stdout).toMatch(/\nordering\s+2 waiting, 2 held keys \(postel keys held\)\n/);
     const data = await json<{ ordering: { waiting: number; heldKeys: HeldKey[] } }>(["stats"]);
     expect(data.ordering).toEqual({ waiting: 2, heldKeys: expect.any(Array) });
+  });
+
+  test("check --max-held-keys fails (exit 5) while more keys than that are held", async () => {
+    const failing = await run(["check", "--max-held-keys", "1"]);
+    expect(failing.code).toBe(5);
+    expect(failing.stdout).toMatch(/held-keys\s+2\s+1\s+FAIL/);
+    const data = await run(["check", "--max-held-keys", "2", "--json"]);
+    expect(data.code, data.stderr).toBe(0);
+    expect(JSON.parse(data.stdout)).toEqual({
+      ok: true,
+      checks: [{ name: "held-keys", value: 2, atLeast: false, threshold: 2, ok: true }],
+    });
   });
 
   test("keys skip of a key that is not held exits 3 with KEY_NOT_HELD, asked or not", async () => {

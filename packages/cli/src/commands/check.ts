@@ -1,3 +1,4 @@
+import type { OrderingKeysApi } from "@postel/core";
 import type { Args, OptionSpec } from "../args.js";
 import { countText } from "../capped-counts.js";
 import {
@@ -33,6 +34,12 @@ const options: Record<`max-${CheckName}`, OptionSpec> = {
     value: "<n>",
     description: "fail when more endpoints than this are disabled",
   },
+  "max-held-keys": {
+    type: "string",
+    value: "<n>",
+    description:
+      'fail when more ordering keys than this are held (onKeyFailure "hold"; see `postel keys held`)',
+  },
 };
 
 const command: Command = {
@@ -53,7 +60,11 @@ const command: Command = {
     args.expectPositionals(0);
     const thresholds = readThresholds(args);
     const { outbound } = (await open()).postel;
-    const checks = await checkThresholds((read) => outbound.stats(read), thresholds);
+    const checks = await checkThresholds(
+      (read) => outbound.stats(read),
+      thresholds,
+      (upTo) => countHeldKeys(outbound, upTo),
+    );
     const failed = checks.filter((c) => !c.ok);
     if (out.json) {
       out.data({ ok: failed.length === 0, checks });
@@ -93,6 +104,19 @@ function readThresholds(args: Args): Thresholds {
     throw usageError(`Give at least one threshold: ${flags.join(", ")}.`);
   }
   return thresholds;
+}
+
+/** Held keys counted page by page, stopping at `upTo`. */
+async function countHeldKeys(outbound: { orderingKeys: OrderingKeysApi }, upTo: number): Promise<number> {
+  let count = 0;
+  let cursor: string | null = null;
+  do {
+    const limit = Math.min(1_000, upTo - count);
+    const page = await outbound.orderingKeys.held(cursor === null ? { limit } : { limit, cursor });
+    count += page.items.length;
+    cursor = page.nextCursor;
+  } while (cursor !== null && count < upTo);
+  return Math.min(count, upTo);
 }
 
 function shown(name: CheckName, value: number | null, atLeast: boolean): string {
