@@ -48,8 +48,10 @@ export interface ClaimedWork {
   fannedOut: number;
   /** Whether fan-out got as many messages as it asked for (more are probably waiting). */
   fanoutFull: boolean;
-  /** Deliveries fan-out created, queued ones included. */
+  /** Deliveries fan-out created, queued and waiting ones included. */
   created: number;
+  /** Deliveries fan-out handed out leased, to start now (the rest were queued or wait behind their key). */
+  started: number;
   /** Deliveries leased to this worker, to start now. */
   deliveries: ClaimedDelivery[];
 }
@@ -67,6 +69,7 @@ export async function claimWork(ctx: FanoutContext, limit: number, share?: Claim
     catchUp: share?.catchUp,
   });
   const deliveries = fanned.deliveries;
+  const started = deliveries.length;
   if (deliveries.length < limit) {
     const now = clock.now();
     const due = await config.storage.claimDue({
@@ -87,5 +90,5 @@ export async function claimWork(ctx: FanoutContext, limit: number, share?: Claim
     deliveries.push(...(await limits.claimLimited(limited, { owner: config.workers.id, now, until })));
   }
   const fanoutFull = fanned.messages >= (share?.messages ?? limit);
-  return { fannedOut: fanned.messages, fanoutFull, created: fanned.created, deliveries };
+  return { fannedOut: fanned.messages, fanoutFull, created: fanned.created, started, deliveries };
 }

@@ -68,8 +68,9 @@ export class Pipeline {
   #degree = 1;
   /**
    * Share of fan-out's deliveries started at once (the rest were queued: their endpoints had no
-   * room), smoothed: while one endpoint is at its share, fan-out claims shrink instead of turning its
-   * backlog into queued rows.
+   * room; or wait behind their ordering key's head), smoothed: while one endpoint is at its share, or
+   * a key's backlog is being fanned out behind its head, fan-out claims shrink instead of turning
+   * that backlog into rows nobody can start yet, ahead of everything sent after it.
    */
   #admitted = 1;
   /** The last claim filled its limit: more work is waiting. */
@@ -149,7 +150,7 @@ export class Pipeline {
     const claimed = work.deliveries;
     if (work.fannedOut > 0) {
       this.#degree = 0.8 * this.#degree + 0.2 * Math.max(1, work.created / work.fannedOut);
-      const started = work.created === 0 ? 1 : (work.created - share.heldBack()) / work.created;
+      const started = work.created === 0 ? 1 : work.started / work.created;
       this.#admitted = 0.5 * this.#admitted + 0.5 * started;
     }
     this.#backlog = claimed.length >= limit;
