@@ -171,7 +171,7 @@ describe("check: every threshold is read before the database", () => {
   test.each([
     [
       [],
-      "Give at least one threshold: --max-oldest-due <duration>, --max-due <n>, --max-dead-letters <n>, --max-failed <n>, --max-disabled <n>.",
+      "Give at least one threshold: --max-oldest-due <duration>, --max-due <n>, --max-dead-letters <n>, --max-failed <n>, --max-disabled <n>, --max-held-keys <n>.",
     ],
     [
       ["--max-oldest-due", "five minutes"],
