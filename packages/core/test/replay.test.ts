@@ -3,6 +3,19 @@ import { ExponentialBackoff } from "../src/backoff.js";
 import { InvalidInputError } from "../src/errors.js";
 import { harness } from "./support/harness.js";
 
+/**
+ * An id shaped like `id` (same moment, another last character) that is none of `taken`: ids made in
+ * the same millisecond differ only at their end, so a fixed flip of the last character can name a
+ * sibling delivery of the same fan-out.
+ */
+function unknownIdLike(id: string, taken: readonly string[]): string {
+  for (const last of "0123456789abcdefghjkmnpqrstvwxyz") {
+    const candidate = `${id.slice(0, -1)}${last}`;
+    if (!taken.includes(candidate)) return candidate;
+  }
+  throw new Error(`unknownIdLike: every variant of ${id} is taken`);
+}
+
 async function deadLettered() {
   const h = await harness({ retryPolicy: ExponentialBackoff({ maxAttempts: 0 }) });
   h.receiver.script("/hook", 500);
@@ -157,7 +170,10 @@ describe("replay by delivery id", () => {
     expect(after.find((d) => d.id === target.id)?.status).toBe("pending");
     expect(after.find((d) => d.id !== target.id)?.status).toBe("dead-lettered");
     // An id of the same moment that names nothing: the walk goes through the older pages and ends.
-    const unknown = `${target.id.slice(0, -1)}${target.id.endsWith("0") ? "1" : "0"}`;
+    const unknown = unknownIdLike(
+      target.id,
+      after.map((d) => d.id),
+    );
     await expect(h.postel.outbound.replay({ deliveryIds: [unknown] })).rejects.toMatchObject({
       code: "DELIVERY_NOT_FOUND",
     });
@@ -167,9 +183,13 @@ describe("replay by delivery id", () => {
     const h = await twoDeadLetters();
     const { id } = await h.postel.outbound.send({ type: "order.created", data: {} });
     await h.postel.drain();
-    const [first] = await h.postel.outbound.messages.deliveries(id);
+    const deliveries = await h.postel.outbound.messages.deliveries(id);
+    const [first] = deliveries;
     // Same time, another random part: shaped like a delivery id of that moment, naming none.
-    const unknown = `${first!.id.slice(0, -1)}${first!.id.endsWith("0") ? "1" : "0"}`;
+    const unknown = unknownIdLike(
+      first!.id,
+      deliveries.map((d) => d.id),
+    );
     for (const bad of [unknown, "dlv_nope", id, 42]) {
       await expect(
         h.postel.outbound.replay({ deliveryIds: [first!.id, bad as string] }),
