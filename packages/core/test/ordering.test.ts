@@ -176,3 +176,52 @@ describe("start() with ordering keys", () => {
     expect(due.map((c) => c.delivery.id)).toEqual([next!.id]);
   });
 });
+
+describe("keyed messages straight from the outbox (ORDERING_RULES.directHead)", () => {
+  test("a message whose key has nothing before it goes direct to its one endpoint: no fan-out write, its delivery keeps its key", async () => {
+    const h = await harness({ http: { timeout: "10s" } });
+    let fanouts = 0;
+    const recordFanout = h.storage.recordFanout.bind(h.storage);
+    h.storage.recordFanout = async (results, now, lease) => {
+      fanouts += results.length;
+      return recordFanout(results, now, lease);
+    };
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hook") });
+    const sent = await h.postel.outbound.sendBatch(
+      Array.from({ length: 10 }, (_, i) => ({ type: "a", data: { i }, orderingKey: `k${i}` })),
+    );
+    await h.postel.drain();
+    expect(fanouts).toBe(0);
+    expect(h.receiver.on("/hook")).toHaveLength(10);
+    for (const { id } of sent) {
+      const [delivery] = await h.postel.outbound.messages.deliveries(id);
+      expect(delivery).toMatchObject({ status: "succeeded", orderingKey: expect.stringMatching(/^k\d$/) });
+    }
+    // Two of one key in one claim: the first is not alone, so both are fanned out, in order.
+    await h.postel.outbound.sendBatch([
+      { type: "a", data: { i: 10 }, orderingKey: "k0" },
+      { type: "a", data: { i: 11 }, orderingKey: "k0" },
+    ]);
+    await h.postel.drain();
+    expect(fanouts).toBe(2);
+    const order = h.receiver
+      .on("/hook")
+      .map((r) => (JSON.parse(r.body.toString("utf8")) as { data: { i: number } }).data.i);
+    expect(order.slice(10)).toEqual([10, 11]);
+  });
+
+  test("not when a request may outlast half a lease: a replay of its key waits out the lease it saw", async () => {
+    const h = await harness({ http: { timeout: "40s" }, workers: { leaseDuration: "60s" } });
+    let fanouts = 0;
+    const recordFanout = h.storage.recordFanout.bind(h.storage);
+    h.storage.recordFanout = async (results, now, lease) => {
+      fanouts += results.length;
+      return recordFanout(results, now, lease);
+    };
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hook") });
+    await h.postel.outbound.send({ type: "a", data: 1, orderingKey: "k" });
+    await h.postel.drain();
+    expect(fanouts).toBe(1);
+    expect(h.receiver.on("/hook")).toHaveLength(1);
+  });
+});

@@ -75,6 +75,11 @@ export const messages = postelSchema.table(
     index("messages_unfanned_key_idx")
       .on(t.orderingKey, t.id)
       .where(sql`${t.orderingKey} IS NOT NULL AND ${t.fannedOutAt} IS NULL AND ${t.status} = 'pending'`),
+    // A key's messages fanned out and not finished yet: while it has one, a new message of the key is
+    // not clear to go straight from the outbox (ORDERING_RULES.directHead). Keyed messages only.
+    index("messages_open_key_idx")
+      .on(t.orderingKey)
+      .where(sql`${t.orderingKey} IS NOT NULL AND ${t.fannedOutAt} IS NOT NULL AND ${t.status} = 'pending'`),
   ],
 );
 
@@ -209,7 +214,11 @@ export const heldKeys = postelSchema.table(
     deliveryId: idText("delivery_id").notNull(),
     heldAt: ms("held_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.endpointId, t.orderingKey] })],
+  (t) => [
+    primaryKey({ columns: [t.endpointId, t.orderingKey] }),
+    // Whether a key is held on any endpoint (ORDERING_RULES.directHead).
+    index("held_keys_key_idx").on(t.orderingKey),
+  ],
 );
 
 /** Signing secrets of an endpoint; several are valid at once during a rotation. */

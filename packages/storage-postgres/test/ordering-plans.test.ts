@@ -137,6 +137,10 @@ test("the keyed statements read their partial indexes, never a key's history, un
   };
   // The fan-out's order check (ORDERING_RULES.fanoutInOrder).
   expect(indexesOf("given AS")).toContain("messages_unfanned_key_idx");
+  // The fan-out claim's clear check (ORDERING_RULES.directHead): three probes, none of a key's history.
+  const clear = indexesOf("k.ordering_key = m.ordering_key");
+  for (const index of ["messages_unfanned_key_idx", "messages_open_key_idx", "held_keys_key_idx"])
+    expect(clear).toContain(index);
   // The settle statement, after a fan-out, an outcome and a skip.
   expect(indexesOf("(d.status = 'waiting') IS TRUE")).toContain("deliveries_key_open_idx");
   // countWaiting: per endpoint, a range of its waiting deliveries (either index bounds it to them).

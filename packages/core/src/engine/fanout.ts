@@ -43,7 +43,8 @@ export interface FanoutPass {
 /**
  * Claims up to `limit` new messages and resolves the endpoints each one matches *now* (late binding).
  * A message that matches exactly one endpoint is delivered straight from its leased message: its
- * delivery row is written once, with its outcome (`ClaimedDelivery.direct`). The others have their
+ * delivery row is written once, with its outcome (`ClaimedDelivery.direct`); a keyed one only when
+ * storage found its key clear and it is its key's only message in the claim. The others have their
  * deliveries recorded first, and those come back already leased to this worker. A delivery `admit`
  * turns down is written queued instead (due now, not leased), for a worker with room for it.
  */
@@ -72,9 +73,18 @@ export async function fanOut(
   let leased = 0;
   // Only a storage with the direct capability records a delivery with its outcome (newDelivery).
   const directOk = storage.direct !== undefined;
-  const matched = claimed.map(({ message, token }) => ({
+  // A clear keyed message (ORDERING_RULES.directHead) may go direct too, when it is its key's only one
+  // here, and its request ends within half a lease: a replay of its key waits out the lease it saw.
+  const keyedDirectOk = directOk && config.http.timeoutMs <= workers.leaseDurationMs / 2;
+  const perKey = new Map<string, number>();
+  for (const { message } of claimed) {
+    const key = message.orderingKey;
+    if (key !== undefined) perKey.set(key, (perKey.get(key) ?? 0) + 1);
+  }
+  const matched = claimed.map(({ message, token, clear }) => ({
     message,
     token,
+    clear: clear === true,
     // null: the ttl elapsed before fan-out.
     endpoints:
       message.expiresAt !== null && now >= message.expiresAt
@@ -86,7 +96,7 @@ export async function fanOut(
     for (const m of matched) for (const endpoint of m.endpoints ?? []) ids.push(endpoint.record.id);
     present(ids);
   }
-  for (const { message, token, endpoints: matches } of matched) {
+  for (const { message, token, clear, endpoints: matches } of matched) {
     const key = message.orderingKey;
     if (matches === null) {
       const result: FanoutResult = { messageId: message.id, token, deliveries: [], expired: true };
@@ -109,10 +119,10 @@ export async function fanOut(
     }
     created += deliveries.length;
     const [only] = deliveries;
-    // A keyed message is never delivered directly: its delivery may have to wait behind its key's.
+    // A keyed message goes direct only when its key has nothing before it (`clear`) and nothing else here.
     if (
       directOk &&
-      key === undefined &&
+      (key === undefined || (keyedDirectOk && clear && perKey.get(key) === 1)) &&
       only !== undefined &&
       deliveries.length === 1 &&
       only.queued !== true

@@ -80,6 +80,13 @@ export const ORDERING_RULES = {
     "When a head of K on E becomes terminal (`recordOutcomes`, `deleteEndpoint` aside), E's earliest " +
     "waiting delivery of K becomes `pending`, due now — unless the outcome has `holdKey`: then K is held " +
     "on E by that delivery and its waiting deliveries stay waiting.",
+  directHead:
+    "`claimFanout` may mark a keyed message `clear`: no earlier message of its key awaits fan-out, no " +
+    "message of its key that was fanned out is still pending, and its key is held on no endpoint. " +
+    "Core may deliver a clear message straight from its lease " +
+    "(`ClaimedDelivery.direct`); `recordOutcomes` inserts its delivery with its key, `waiting` when " +
+    "its pair has a head by then (a replay), and applies `nextOnEnd` to it like any keyed outcome. A " +
+    "fan-out it refused meanwhile may be claimed again at once.",
   leaseNext:
     "Given a `NextLease`, `recordOutcomes` may lease the delivery `nextOnEnd` lets go for an outcome with " +
     "`leaseNext` to its owner until its `until` (a fresh token, as `claimDue` gives) and return it, with " +
@@ -88,7 +95,8 @@ export const ORDERING_RULES = {
   replayKeepsPlace:
     "A replayed delivery of K (`resetDeliveries`) keeps its place: it is `pending` when E has no head " +
     "of K and K is not held on E by another delivery (a hold it held itself is released); otherwise it " +
-    "is `waiting`, ordered by its message id among the others.",
+    "is `waiting`, ordered by its message id among the others. While a clear message of K is leased " +
+    "(`directHead`), a pending one is due only when that lease ends: it may be in flight to E.",
   deleteEndpoint: "Deleting E cancels its waiting deliveries too and releases every key held on it.",
   retention: "A message whose delivery holds a key is never pruned.",
 } as const;

@@ -75,6 +75,11 @@ export interface MessageRecord extends NewMessage {
 export interface ClaimedMessage {
   message: MessageRecord;
   token: string;
+  /**
+   * A keyed message whose key had nothing in flight or queued when it was claimed
+   * (`ORDERING_RULES.directHead`): it may be delivered straight from its lease.
+   */
+  clear?: true;
 }
 
 /** One delivery to create during fan-out. */

@@ -21,7 +21,7 @@ import {
 } from "../internal/rows.js";
 import type { ClaimFloor, FloorKey } from "../internal/claim-floor.js";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
-import { LEASE_ONLY, leaseToken, toClaimedDelivery } from "../internal/lease-tokens.js";
+import { CLEAR_PREFIX, LEASE_ONLY, leaseToken, toClaimedDelivery } from "../internal/lease-tokens.js";
 import { keyPair } from "../ordering/key-pair.js";
 import { lockKeys } from "../ordering/key-locks.js";
 
@@ -39,7 +39,11 @@ export async function claimFanout(
   const [rows = []] = await pipelinedTransaction(sql, (tx) => [
     claimFanoutStatement(tx, lease, floor.from(lease.now)),
   ]);
-  const claimed = rows.map((row) => ({ message: toMessage(row), token: row["lease_token"] as string }));
+  const claimed = rows.map((row): ClaimedMessage => {
+    const token = row["lease_token"] as string;
+    const message = toMessage(row);
+    return token.startsWith(CLEAR_PREFIX) ? { message, token, clear: true } : { message, token };
+  });
   // The floor follows the oldest-first part only: the newest end says nothing about where it stopped.
   const oldest = claimed.filter((_, i) => rows[i]!["newest"] !== true);
   floor.after(
@@ -49,6 +53,18 @@ export async function claimFanout(
   );
   return claimed;
 }
+
+/**
+ * `ORDERING_RULES.directHead` for the row `m`: keyed, no earlier message of its key awaiting fan-out
+ * (messages_unfanned_key_idx), none of its key fanned out and still pending (messages_open_key_idx), and
+ * its key held nowhere (held_keys_key_idx). Evaluated only for keyed rows.
+ */
+const CLEAR = `m.ordering_key IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM postel.messages e WHERE e.ordering_key = m.ordering_key
+    AND e.fanned_out_at IS NULL AND e.status = 'pending' AND e.id < m.id)
+  AND NOT EXISTS (SELECT 1 FROM postel.messages o WHERE o.ordering_key = m.ordering_key
+    AND o.fanned_out_at IS NOT NULL AND o.status = 'pending')
+  AND NOT EXISTS (SELECT 1 FROM postel.held_keys k WHERE k.ordering_key = m.ordering_key)`;
 
 /** The claim statement itself, scanning from `from` (tests EXPLAIN it). */
 export function claimFanoutStatement(sql: Sql, lease: FanoutClaim, from: FloorKey): PendingQuery<RawRow[]> {
@@ -83,7 +99,7 @@ export function claimFanoutStatement(sql: Sql, lease: FanoutClaim, from: FloorKe
   return sql<RawRow[]>`
     WITH ${due}, m AS (
       UPDATE postel.messages m SET
-        lease_token = ${sql.unsafe(leaseToken("m.id"))},
+        lease_token = CASE WHEN ${sql.unsafe(CLEAR)} THEN ${CLEAR_PREFIX}::text ELSE '' END || ${sql.unsafe(leaseToken("m.id"))},
         lease_owner = ${lease.owner},
         lease_until = ${lease.until}::bigint
       -- The keys as an array too: the planner then looks them up in the primary key. Joined with

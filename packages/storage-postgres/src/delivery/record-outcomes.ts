@@ -13,6 +13,7 @@ import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import { asJson, epochMs, FIRST_ATTEMPT_COLUMNS } from "../internal/rows.js";
 import { finaliseMessages, lockMessagesOf, TERMINAL } from "../internal/sql-fragments.js";
 import { toClaimedDelivery } from "../internal/lease-tokens.js";
+import { keyPair } from "../ordering/key-pair.js";
 import { lockKeys } from "../ordering/key-locks.js";
 import { pairsOfDeliveries, settleKeysStatement } from "../ordering/settle-keys.js";
 
@@ -41,6 +42,8 @@ function toInput(outcome: DeliveryOutcome) {
     endpoint_id: newDelivery ? newDelivery.endpointId : null,
     webhook_id: newDelivery ? newDelivery.webhookId : null,
     created_at: newDelivery ? epochMs(newDelivery.createdAt) : null,
+    // A direct delivery's key (ORDERING_RULES.directHead).
+    ordering_key: newDelivery ? (newDelivery.orderingKey ?? null) : null,
     // A direct outcome's message: the final status its only delivery gives it (null: not final yet).
     message_status: newDelivery ? onlyDeliveryFinalStatus(transition) : null,
     attempt_id: attempt ? attempt.id : null,
@@ -85,6 +88,12 @@ export async function recordOutcomes(
   const ended = outcomes.filter(
     (outcome) => outcome.orderingKey !== undefined && isTerminal(deliveryStatusOf(outcome.transition)),
   );
+  // Keyed messages delivered straight from their lease (ORDERING_RULES.directHead): their rows go in
+  // under their keys' locks, behind a head a replay made meanwhile.
+  const directKeys = outcomes.flatMap((outcome) =>
+    outcome.newDelivery?.orderingKey === undefined ? [] : [outcome.newDelivery.orderingKey],
+  );
+  const locked = [...ended.map((outcome) => outcome.orderingKey!), ...directKeys];
   const leasing = new Set(
     next === undefined ? [] : ended.filter((outcome) => outcome.leaseNext === true).map((o) => o.deliveryId),
   );
@@ -92,14 +101,7 @@ export async function recordOutcomes(
     .filter((outcome) => outcome.holdKey === true)
     .map((outcome) => ({ delivery_id: outcome.deliveryId, ordering_key: outcome.orderingKey }));
   const results = await pipelinedTransaction(sql, (tx) => [
-    ...(ended.length > 0
-      ? [
-          lockKeys(
-            tx,
-            ended.map((outcome) => outcome.orderingKey!),
-          ),
-        ]
-      : []),
+    ...(locked.length > 0 ? [lockKeys(tx, locked)] : []),
     ...(existing.length > 0
       ? [
           lockMessagesOf(
@@ -112,7 +114,7 @@ export async function recordOutcomes(
       WITH input AS (
         SELECT * FROM json_to_recordset(${input}::text::json) AS i(delivery_id text, lease_token text,
           status text, next_attempt_at bigint, retries_used int, set_error boolean, last_error text,
-          message_id text, endpoint_id text, webhook_id text, created_at bigint, message_status text, attempt_id text,
+          message_id text, endpoint_id text, webhook_id text, created_at bigint, ordering_key text, message_status text, attempt_id text,
           attempt_number int, started_at bigint, latency_ms int, outcome text, status_code int, error_code text,
           error text, response_snippet text)
       ), changed AS (
@@ -153,12 +155,22 @@ export async function recordOutcomes(
         INSERT INTO postel.deliveries (id, message_id, endpoint_id, webhook_id, status, retries_used,
           attempts_made, next_attempt_at, last_error, created_at, updated_at, first_attempt_id,
           first_attempt_started_at, first_attempt_latency_ms, first_attempt_outcome, first_attempt_status_code,
-          first_attempt_error_code, first_attempt_error, first_attempt_response_snippet)
-        SELECT delivery_id, message_id, endpoint_id, webhook_id, status, COALESCE(retries_used, 0),
+          first_attempt_error_code, first_attempt_error, first_attempt_response_snippet${directKeys.length > 0 ? tx`, ordering_key` : tx``})
+        SELECT delivery_id, message_id, endpoint_id, webhook_id, ${
+          directKeys.length > 0
+            ? tx`CASE WHEN f.ordering_key IS NOT NULL AND f.status = 'pending' AND (EXISTS (
+                SELECT 1 FROM postel.deliveries o
+                WHERE ${tx.unsafe(keyPair("o"))} = ((f.endpoint_id || ' ' || f.ordering_key) COLLATE "C")
+                  AND o.ordering_key IS NOT NULL AND o.status IN ('pending', 'held'))
+              OR EXISTS (SELECT 1 FROM postel.held_keys k
+                WHERE k.endpoint_id = f.endpoint_id AND k.ordering_key = f.ordering_key))
+              THEN 'waiting' ELSE f.status END`
+            : tx`status`
+        }, COALESCE(retries_used, 0),
           (attempt_id IS NOT NULL)::int, COALESCE(next_attempt_at, ${now}::bigint),
           CASE WHEN set_error THEN last_error END, created_at, ${now}::bigint, attempt_id, started_at, latency_ms,
-          outcome, status_code, error_code, error, response_snippet
-        FROM fanned
+          outcome, status_code, error_code, error, response_snippet${directKeys.length > 0 ? tx`, f.ordering_key` : tx``}
+        FROM fanned f
       ), later_attempts AS (
         -- Every CTE reads input or the RETURNING of another, never joins two: no quadratic nested loops.
         INSERT INTO postel.attempts (id, delivery_id, message_id, endpoint_id, webhook_id, attempt_number,
@@ -186,10 +198,22 @@ export async function recordOutcomes(
         -- Only deliveries this statement ended: a lost lease holds nothing.
         INSERT INTO postel.held_keys (endpoint_id, ordering_key, delivery_id, held_at)
         SELECT c.endpoint_id, h.ordering_key, c.id, ${now}::bigint
-        FROM changed c JOIN json_to_recordset(${asJson(holds)}::text::json) AS h(delivery_id text, ordering_key text)
+        FROM (SELECT id, endpoint_id, status FROM changed
+          UNION ALL SELECT delivery_id, endpoint_id, status FROM fanned) c
+        JOIN json_to_recordset(${asJson(holds)}::text::json) AS h(delivery_id text, ordering_key text)
           ON h.delivery_id = c.id
         WHERE c.status IN ('dead-lettered', 'failed')
         ON CONFLICT DO NOTHING
+      ), `
+      }${
+        directKeys.length === 0
+          ? tx``
+          : tx`unrefused AS (
+        -- Fan-outs of these keys refused while their clear message was in flight go now (no token:
+        -- a refused one's wait, REFUSED_FANOUT_RETRY_MS).
+        UPDATE postel.messages m SET lease_until = NULL
+        WHERE m.ordering_key = ANY(ARRAY(SELECT json_array_elements_text(${asJson(directKeys)}::text::json)))
+          AND m.fanned_out_at IS NULL AND m.status = 'pending' AND m.lease_token IS NULL AND m.lease_until > ${now}::bigint
       ), `
       }${finaliseMessages(tx, now)}
       -- Only the outcomes not recorded come back: usually none.

@@ -10,6 +10,12 @@ import { type RawRow, toDelivery, toJoinedMessage } from "./rows.js";
 export const LEASE_ONLY = `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'`;
 
 /**
+ * The prefix of a clear message's lease token (`ORDERING_RULES.directHead`); an md5 in hex never has
+ * it. A replay finds by it a key's message that may be in flight straight from its lease.
+ */
+export const CLEAR_PREFIX = "d.";
+
+/**
  * SQL for a fresh lease token for the row whose id is the SQL expression `id`: the md5 of one random
  * UUID per statement and the row's id. Unique per lease as a UUID per row would be, at a fraction of
  * the cost: gen_random_uuid() draws fresh randomness from OpenSSL for every row (about 4 µs each).

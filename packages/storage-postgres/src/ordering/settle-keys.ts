@@ -1,6 +1,6 @@
 import type { PendingQuery, Row, Sql } from "postgres";
 import { keyPair } from "./key-pair.js";
-import { leaseToken } from "../internal/lease-tokens.js";
+import { CLEAR_PREFIX, leaseToken } from "../internal/lease-tokens.js";
 import { asJson, PREFIXED_MESSAGE_COLUMNS, type RawRow } from "../internal/rows.js";
 
 /**
@@ -20,7 +20,16 @@ export function settleKeysStatement(
   pairs: PendingQuery<Row[]>,
   now: number,
   lease?: { owner: string; until: number },
+  awaitClear = false,
 ): PendingQuery<RawRow[]> {
+  // ORDERING_RULES.replayKeepsPlace: after a replay, a head is due only once a clear message of its key
+  // leased now (it may be in flight straight from its lease, CLEAR_PREFIX) has had its lease run out.
+  const due = awaitClear
+    ? sql`GREATEST(${now}::bigint, COALESCE((
+        SELECT max(e.lease_until) FROM postel.messages e
+        WHERE e.ordering_key = d.ordering_key AND e.fanned_out_at IS NULL AND e.status = 'pending'
+          AND e.lease_token LIKE ${`${CLEAR_PREFIX}%`} AND e.lease_until > ${now}::bigint), ${now}::bigint))`
+    : sql`${now}::bigint`;
   const leased = (then: PendingQuery<Row[]>, otherwise: PendingQuery<Row[]>) =>
     lease === undefined ? otherwise : sql`CASE WHEN next.lease THEN ${then} ELSE ${otherwise} END`;
   return sql<RawRow[]>`
@@ -47,7 +56,7 @@ export function settleKeysStatement(
         )
     ), promoted AS (
       UPDATE postel.deliveries d SET status = 'pending',
-        next_attempt_at = ${leased(sql`${lease?.until ?? 0}::bigint`, sql`${now}::bigint`)},
+        next_attempt_at = ${leased(sql`${lease?.until ?? 0}::bigint`, due)},
         lease_token = ${leased(sql.unsafe(leaseToken("d.id")), sql`NULL`)},
         lease_owner = ${leased(sql`${lease?.owner ?? null}::text`, sql`NULL`)},
         updated_at = ${now}::bigint

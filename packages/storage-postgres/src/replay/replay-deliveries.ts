@@ -114,7 +114,7 @@ export async function resetDeliveries(sql: Sql, resets: DeliveryReset[], now: nu
           : tx``
       }
       SELECT id FROM reset`,
-    ...(keyed ? [settleKeysStatement(tx, pairsOfDeliveries(tx, ids), now)] : []),
+    ...(keyed ? [settleKeysStatement(tx, pairsOfDeliveries(tx, ids), now, undefined, true)] : []),
   ]);
   const rows = results.at(keyed ? -2 : -1);
   return (rows ?? []).map((row) => row["id"] as string);

@@ -167,6 +167,13 @@ export class MemoryDeliveryQueue {
     row.fanoutToken = null;
     row.record.fannedOutAt = now;
     const delivery = pendingDelivery(fresh, now, now);
+    const key = fresh.orderingKey;
+    if (key !== undefined) {
+      // ORDERING_RULES.directHead: behind a head a replay made meanwhile, it waits.
+      const ref = keyOf(fresh.endpointId, key);
+      if (this.#state.keyHeads.has(ref) || this.#state.heldKeys.has(ref)) delivery.status = "waiting";
+      this.#state.unrefuse(key, now);
+    }
     this.#state.insertDelivery(delivery);
     return delivery;
   }

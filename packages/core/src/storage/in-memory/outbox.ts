@@ -144,11 +144,14 @@ export class MemoryOutbox {
     const oldest = smallest(claimable(this.#state), lease.limit, byAge);
     // Every message from the newest end, then the oldest ones up to the limit.
     const rows = [...new Set([...newest, ...oldest])].slice(0, lease.limit).sort(byAge);
-    return rows.map((row) => {
-      const token = randomUUID();
+    // Clear ones are decided before any is leased: only the earliest of a key here can be.
+    const clear = rows.map((row) => this.#state.keyClear(row.record));
+    return rows.map((row, i) => {
+      // A clear message's token starts with "d." (no UUID does): a replay of its key finds it so.
+      const token = clear[i] ? `d.${randomUUID()}` : randomUUID();
       row.fanoutToken = token;
       row.fanoutLeaseUntil = lease.until;
-      return { message: copy(row.record), token };
+      return clear[i] ? { message: copy(row.record), token, clear: true as const } : { message: copy(row.record), token };
     });
   }
 

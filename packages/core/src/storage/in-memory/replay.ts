@@ -63,7 +63,12 @@ export class MemoryReplay {
       const message = this.#state.messages.get(delivery.messageId)!.record;
       message.status = "pending";
       message.finishedAt = null;
-      if (key !== undefined) this.#state.settleKey(delivery.endpointId, key, now);
+      if (key !== undefined) {
+        const head = this.#state.settleKey(delivery.endpointId, key, now);
+        // A clear message of the key may be in flight to this endpoint: the head waits out its lease.
+        const until = this.#state.clearLeaseUntil(key, now);
+        if (head !== undefined && until !== undefined) head.nextAttemptAt = until;
+      }
       reset.push(deliveryId);
     }
     return reset;

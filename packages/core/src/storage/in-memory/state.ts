@@ -126,6 +126,42 @@ export class MemoryState {
   }
 
   /**
+   * `ORDERING_RULES.directHead`: whether `message`'s key is clear — no earlier message of it awaits
+   * fan-out, and no endpoint has an open delivery of it (a fanned-out message still pending) or holds it.
+   */
+  keyClear(message: { id: string; orderingKey?: string }): boolean {
+    const key = message.orderingKey;
+    if (key === undefined || this.earlierUnfanned(message, new Set())) return false;
+    const suffix = `\u0000${key}`;
+    for (const map of [this.keyHeads, this.keyWaiting, this.heldKeys] as const) {
+      for (const ref of map.keys()) if (ref.endsWith(suffix)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * `ORDERING_RULES.replayKeepsPlace`: when a clear message of the key is leased (it may be in flight
+   * straight from its lease), the end of that lease; else undefined.
+   */
+  clearLeaseUntil(orderingKey: string, now: number): number | undefined {
+    let until: number | undefined;
+    for (const id of this.unfannedByKey.get(orderingKey) ?? []) {
+      const row = this.messages.get(id)!;
+      if (row.fanoutToken?.startsWith("d.") && row.fanoutLeaseUntil > now)
+        until = Math.max(until ?? 0, row.fanoutLeaseUntil);
+    }
+    return until;
+  }
+
+  /** `ORDERING_RULES.directHead`: fan-outs of the key refused while its clear message was in flight may go now. */
+  unrefuse(orderingKey: string, now: number): void {
+    for (const id of this.unfannedByKey.get(orderingKey) ?? []) {
+      const row = this.messages.get(id)!;
+      if (row.fanoutToken === null && row.fanoutLeaseUntil > now) row.fanoutLeaseUntil = now;
+    }
+  }
+
+  /**
    * `ORDERING_RULES.nextOnEnd`: when the endpoint's key has no head and no hold, its earliest waiting
    * delivery becomes `pending`, due `now`. Returns it, or undefined.
    */

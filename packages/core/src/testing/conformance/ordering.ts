@@ -6,6 +6,7 @@ import { type ConformanceContext, group } from "./context.js";
 import {
   attemptFor,
   claimAll,
+  claimOne,
   createEndpoints,
   deliveryRow,
   fanOut,
@@ -61,6 +62,53 @@ async function claimedIds(storage: Storage<unknown>, now: number): Promise<strin
 /** Statuses of `deliveries`, in their order. */
 async function statuses(storage: Storage<unknown>, deliveries: NewDelivery[]): Promise<string[]> {
   return Promise.all(deliveries.map(async (d) => (await deliveryRow(storage, d)).status));
+}
+
+/** Enqueues keyed messages (in order) and claims them for fan-out at `now`; the claims by message id. */
+async function claimKeyed(storage: Storage<unknown>, keys: (string | undefined)[], now: number) {
+  const messages = keys.map((k) =>
+    newMessage({ createdAt: now, ...(k === undefined ? {} : { orderingKey: k }) }),
+  );
+  for (const message of messages) await storage.enqueue(message);
+  const claims = await storage.claimFanout(lease(now, { limit: messages.length + 1 }));
+  const byId = new Map(claims.map((claim) => [claim.message.id, claim]));
+  return messages.map((message) => {
+    const claim = byId.get(message.id);
+    if (claim === undefined) throw new Error("claimKeyed fixture: a message was not claimed");
+    return claim;
+  });
+}
+
+/** The direct outcome of a clear message's one delivery to `endpoint` (`ORDERING_RULES.directHead`). */
+function directKeyed(
+  claim: { message: { id: string; orderingKey?: string }; token: string },
+  endpoint: { id: string },
+  transition: DeliveryTransition,
+  now: number,
+) {
+  const fresh: NewDelivery = {
+    id: nextId("dlv"),
+    messageId: claim.message.id,
+    endpointId: endpoint.id,
+    webhookId: claim.message.id,
+    createdAt: now,
+    orderingKey: claim.message.orderingKey!,
+  };
+  const claimed = { delivery: { ...fresh, attemptsMade: 0 } } as unknown as ClaimedDelivery;
+  return {
+    fresh,
+    outcome: {
+      deliveryId: fresh.id,
+      leaseToken: claim.token,
+      transition,
+      newDelivery: fresh,
+      orderingKey: fresh.orderingKey!,
+      attempt: attemptFor(claimed, {
+        startedAt: now,
+        ...(transition.kind === "succeeded" ? {} : { outcome: "retryable" as const, statusCode: 500 }),
+      }),
+    },
+  };
 }
 
 /** The storage's `ordering` capability (`ORDERING_RULES`): one delivery per endpoint and key at a time. */
@@ -168,6 +216,117 @@ export function orderingTests(context: ConformanceContext): void {
       ).toEqual([k2!.id]);
       await end(storage, leased!, { kind: "succeeded" }, T0 + 30);
       expect(await statuses(storage, [k2!])).toEqual(["succeeded"]);
+    });
+
+    test("claimFanout may mark a keyed message clear: only its key's earliest, with nothing of the key open or held", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const [k1, k2, j1, u] = await claimKeyed(storage, ["k", "k", "j", undefined], T0);
+      // A storage may never mark one (its keyed messages are always fanned out first).
+      if (![k1, k2, j1, u].some((c) => c!.clear)) return;
+      expect([k1, k2, j1, u].map((c) => c!.clear === true)).toEqual([true, false, true, false]);
+      // k1 fanned out: its delivery is open, so the next message of k is not clear, even once k2 is.
+      await storage.recordFanout(
+        [
+          {
+            messageId: k1!.message.id,
+            token: k1!.token,
+            orderingKey: "k",
+            deliveries: [
+              {
+                id: nextId("dlv"),
+                messageId: k1!.message.id,
+                endpointId: endpoint!.id,
+                webhookId: k1!.message.id,
+                createdAt: T0,
+                orderingKey: "k",
+              },
+            ],
+          },
+        ],
+        T0,
+      );
+      // (k2, j1 and the unordered one are claimed again with it: their leases ran out.)
+      const k3 = newMessage({ createdAt: T0 + LEASE_MS, orderingKey: "k" });
+      await storage.enqueue(k3);
+      const again = await storage.claimFanout(lease(T0 + LEASE_MS + 1, { limit: 10 }));
+      expect(again.map((c) => c.message.id).sort()).toEqual(
+        [k2!.message.id, j1!.message.id, u!.message.id, k3.id].sort(),
+      );
+      expect(again.filter((c) => c.clear).map((c) => c.message.id)).toEqual([j1!.message.id]);
+    });
+
+    test("a clear message delivered straight from its lease: its delivery keeps its key, heads it while it retries, and a fan-out refused meanwhile goes at once", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const [k1] = await claimKeyed(storage, ["k"], T0);
+      if (k1!.clear !== true) return;
+      // k2 is sent while k1 is in flight: its fan-out is refused (k1 awaits fan-out), for now.
+      const [k2] = await claimKeyed(storage, ["k"], T0 + 1);
+      const k2Delivery = {
+        id: nextId("dlv"),
+        messageId: k2!.message.id,
+        endpointId: endpoint!.id,
+        webhookId: k2!.message.id,
+        createdAt: T0 + 1,
+        orderingKey: "k",
+      };
+      const refused = {
+        messageId: k2!.message.id,
+        token: k2!.token,
+        orderingKey: "k",
+        deliveries: [k2Delivery],
+      };
+      expect(await storage.recordFanout([refused], T0 + 1, { owner: "w", until: T0 + LEASE_MS })).toEqual([]);
+      const retry = { kind: "retry", nextAttemptAt: T0 + 10_000, retriesUsed: 1 } as const;
+      const { fresh, outcome } = directKeyed(k1!, endpoint!, retry, T0 + 2);
+      expect((await storage.recordOutcomes([outcome], T0 + 2)).recorded).toEqual([fresh.id]);
+      expect(await deliveryRow(storage, fresh)).toMatchObject({
+        status: "pending",
+        orderingKey: "k",
+        attemptsMade: 1,
+      });
+      // The refused fan-out is claimable again at once, and its delivery now waits behind k1's.
+      const [again] = await storage.claimFanout(lease(T0 + 3, { limit: 10 }));
+      expect(again?.message.id).toBe(k2!.message.id);
+      await storage.recordFanout([{ ...refused, token: again!.token }], T0 + 3);
+      expect(await statuses(storage, [k2Delivery])).toEqual(["waiting"]);
+      // k1's retry succeeds: k2's delivery goes.
+      const head = await claimOne(storage, fresh.id, T0 + 10_000);
+      await end(storage, head, { kind: "succeeded" }, T0 + 10_000);
+      expect(await claimedIds(storage, T0 + 10_001)).toEqual([k2Delivery.id]);
+    });
+
+    test("a replay while a clear message of its key is leased: the replayed head waits out that lease, and the direct delivery recorded meanwhile waits behind it", async () => {
+      const storage = context.storage();
+      const replay = storage.replay;
+      const [endpoint] = await createEndpoints(storage, 1);
+      // An earlier message of k, dead-lettered (the key goes on: onKeyFailure "skip").
+      const { deliveries } = await fanOut(storage, {
+        endpoints: [endpoint!],
+        messages: [{ orderingKey: "k" }],
+      });
+      const old = await claimOne(storage, deliveries[0]!.id, T0);
+      await end(storage, old, { kind: "dead-lettered" }, T0);
+      const now = T0 + 1_000;
+      const [k1] = await claimKeyed(storage, ["k"], now);
+      if (k1!.clear !== true || replay === undefined) return;
+      // While k1 may be in flight to the endpoint, the old delivery is replayed.
+      expect(
+        await replay.resetDeliveries([{ deliveryId: old.delivery.id, webhookId: nextId("wh") }], now + 1),
+      ).toEqual([old.delivery.id]);
+      expect(await claimedIds(storage, now + 2)).toEqual([]);
+      const { fresh, outcome } = directKeyed(
+        k1!,
+        endpoint!,
+        { kind: "retry", nextAttemptAt: now + 5, retriesUsed: 1 },
+        now + 3,
+      );
+      expect((await storage.recordOutcomes([outcome], now + 3)).recorded).toEqual([fresh.id]);
+      // One head: the replayed one, due when k1's lease ends; k1's delivery waits behind it.
+      expect(await statuses(storage, [deliveries[0]!, fresh])).toEqual(["pending", "waiting"]);
+      expect(await claimedIds(storage, now + LEASE_MS - 1)).toEqual([]);
+      expect(await claimedIds(storage, now + LEASE_MS)).toEqual([old.delivery.id]);
     });
 
     test("a retrying, deferred or held head keeps its key waiting; releaseHeld gives it back the head", async () => {

@@ -1,0 +1,2 @@
+CREATE INDEX "held_keys_key_idx" ON "postel"."held_keys" USING btree ("ordering_key");--> statement-breakpoint
+CREATE INDEX "messages_open_key_idx" ON "postel"."messages" USING btree ("ordering_key") WHERE "postel"."messages"."ordering_key" IS NOT NULL AND "postel"."messages"."fanned_out_at" IS NOT NULL AND "postel"."messages"."status" = 'pending';
