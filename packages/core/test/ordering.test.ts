@@ -4,7 +4,7 @@ import { isPostelError } from "../src/errors.js";
 import { Postel } from "../src/postel.js";
 import { InMemoryStorage } from "../src/storage/in-memory-storage.js";
 import type { Storage } from "../src/storage/storage.js";
-import { harness } from "./support/harness.js";
+import { type Harness, harness } from "./support/harness.js";
 
 async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
   const error = await promise.then(
@@ -177,21 +177,27 @@ describe("start() with ordering keys", () => {
   });
 });
 
+/** Counts the messages `recordFanout` is given (those not delivered straight from the outbox). */
+function countFanouts(storage: Harness["storage"]): { readonly count: number } {
+  const counter = { count: 0 };
+  const recordFanout = storage.recordFanout.bind(storage);
+  storage.recordFanout = async (results, now, lease) => {
+    counter.count += results.length;
+    return recordFanout(results, now, lease);
+  };
+  return counter;
+}
+
 describe("keyed messages straight from the outbox (ORDERING_RULES.directHead)", () => {
   test("a message whose key has nothing before it goes direct to its one endpoint: no fan-out write, its delivery keeps its key", async () => {
     const h = await harness({ http: { timeout: "10s" } });
-    let fanouts = 0;
-    const recordFanout = h.storage.recordFanout.bind(h.storage);
-    h.storage.recordFanout = async (results, now, lease) => {
-      fanouts += results.length;
-      return recordFanout(results, now, lease);
-    };
+    const fanouts = countFanouts(h.storage);
     await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hook") });
     const sent = await h.postel.outbound.sendBatch(
       Array.from({ length: 10 }, (_, i) => ({ type: "a", data: { i }, orderingKey: `k${i}` })),
     );
     await h.postel.drain();
-    expect(fanouts).toBe(0);
+    expect(fanouts.count).toBe(0);
     expect(h.receiver.on("/hook")).toHaveLength(10);
     for (const { id } of sent) {
       const [delivery] = await h.postel.outbound.messages.deliveries(id);
@@ -203,7 +209,7 @@ describe("keyed messages straight from the outbox (ORDERING_RULES.directHead)", 
       { type: "a", data: { i: 11 }, orderingKey: "k0" },
     ]);
     await h.postel.drain();
-    expect(fanouts).toBe(2);
+    expect(fanouts.count).toBe(2);
     const order = h.receiver
       .on("/hook")
       .map((r) => (JSON.parse(r.body.toString("utf8")) as { data: { i: number } }).data.i);
@@ -212,16 +218,11 @@ describe("keyed messages straight from the outbox (ORDERING_RULES.directHead)", 
 
   test("not when a request may outlast half a lease: a replay of its key waits out the lease it saw", async () => {
     const h = await harness({ http: { timeout: "40s" }, workers: { leaseDuration: "60s" } });
-    let fanouts = 0;
-    const recordFanout = h.storage.recordFanout.bind(h.storage);
-    h.storage.recordFanout = async (results, now, lease) => {
-      fanouts += results.length;
-      return recordFanout(results, now, lease);
-    };
+    const fanouts = countFanouts(h.storage);
     await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hook") });
     await h.postel.outbound.send({ type: "a", data: 1, orderingKey: "k" });
     await h.postel.drain();
-    expect(fanouts).toBe(1);
+    expect(fanouts.count).toBe(1);
     expect(h.receiver.on("/hook")).toHaveLength(1);
   });
 });

@@ -151,7 +151,9 @@ export class MemoryOutbox {
       const token = clear[i] ? `d.${randomUUID()}` : randomUUID();
       row.fanoutToken = token;
       row.fanoutLeaseUntil = lease.until;
-      return clear[i] ? { message: copy(row.record), token, clear: true as const } : { message: copy(row.record), token };
+      return clear[i]
+        ? { message: copy(row.record), token, clear: true as const }
+        : { message: copy(row.record), token };
     });
   }
 
