@@ -281,3 +281,44 @@ describe("start() and stop()", () => {
     expect(calls).toBeLessThanOrEqual(12);
   });
 });
+
+describe("a message sent straight from the outbox", () => {
+  test("starts before the fan-out of the messages claimed with it is written", async () => {
+    const h = await harness({ http: { timeout: "10s" } });
+    // Fan-out writes wait until the test opens the gate.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const recordFanout = h.storage.recordFanout.bind(h.storage);
+    h.storage.recordFanout = async (results, now, lease) => {
+      await gate;
+      return recordFanout(results, now, lease);
+    };
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/one"), types: ["one", "both"] });
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/two"), types: ["both"] });
+    // One claim: a message to two endpoints (fanned out first) and one to a single endpoint (direct).
+    await h.postel.outbound.sendBatch([
+      { type: "both", data: 1 },
+      { type: "one", data: 2 },
+    ]);
+    const requests = async (count: number) => {
+      const deadline = Date.now() + 10_000;
+      while (h.receiver.requests.length < count) {
+        if (Date.now() > deadline)
+          throw new Error(`only ${h.receiver.requests.length} of ${count} requests arrived`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
+    await h.postel.start();
+    try {
+      await requests(1);
+      // The direct one arrived while the fan-out was still held at the gate.
+      expect(h.receiver.requests.map((r) => r.path)).toEqual(["/one"]);
+    } finally {
+      open();
+    }
+    await requests(3);
+    expect(h.receiver.requests.map((r) => r.path).sort()).toEqual(["/one", "/one", "/two"]);
+  });
+});

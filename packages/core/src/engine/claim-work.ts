@@ -17,6 +17,8 @@ export interface ClaimShare {
   catchUp: number;
   /** Endpoints with limits and this worker's room for each: claimed through `claimLimited` only. */
   limited: LimitedClaim[];
+  /** Starts deliveries made straight from the outbox before the rest of the claim is written (`FanoutOptions.startNow`). */
+  startNow?: (deliveries: ClaimedDelivery[]) => void;
 }
 
 const limitedCache = new WeakMap<ReadonlyMap<string, CompiledEndpoint>, CompiledEndpoint[]>();
@@ -52,8 +54,10 @@ export interface ClaimedWork {
   created: number;
   /** Deliveries fan-out handed out leased, to start now (the rest were queued or wait behind their key). */
   started: number;
-  /** Deliveries leased to this worker, to start now. */
+  /** Deliveries leased to this worker, to start now (those `startNow` took already left out). */
   deliveries: ClaimedDelivery[];
+  /** Deliveries handed to `ClaimShare.startNow` during the claim. */
+  startedEarly: number;
 }
 
 /**
@@ -67,16 +71,18 @@ export async function claimWork(ctx: FanoutContext, limit: number, share?: Claim
     admit: share?.admit,
     present: share?.present,
     catchUp: share?.catchUp,
+    startNow: share?.startNow,
   });
   const deliveries = fanned.deliveries;
-  const started = deliveries.length;
-  if (deliveries.length < limit) {
+  const { startedEarly } = fanned;
+  const started = deliveries.length + startedEarly;
+  if (started < limit) {
     const now = clock.now();
     const due = await config.storage.claimDue({
       owner: config.workers.id,
       now,
       until: now + config.workers.leaseDurationMs,
-      limit: limit - deliveries.length,
+      limit: limit - started,
       ...(share && share.skipEndpoints.length > 0 ? { skipEndpoints: share.skipEndpoints } : {}),
     });
     deliveries.push(...due);
@@ -90,5 +96,12 @@ export async function claimWork(ctx: FanoutContext, limit: number, share?: Claim
     deliveries.push(...(await limits.claimLimited(limited, { owner: config.workers.id, now, until })));
   }
   const fanoutFull = fanned.messages >= (share?.messages ?? limit);
-  return { fannedOut: fanned.messages, fanoutFull, created: fanned.created, started, deliveries };
+  return {
+    fannedOut: fanned.messages,
+    fanoutFull,
+    created: fanned.created,
+    started,
+    startedEarly,
+    deliveries,
+  };
 }

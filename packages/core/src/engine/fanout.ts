@@ -28,6 +28,12 @@ export interface FanoutOptions {
   present?: ((endpointIds: Iterable<string>) => void) | undefined;
   /** Take this many of the claim's messages from the newest end (a backlog of new messages is draining). */
   catchUp?: number | undefined;
+  /**
+   * Given, the deliveries made straight from the outbox are handed to it as soon as they are known,
+   * before fan-out writes the others, and left out of the pass's `deliveries`: a message sent now does
+   * not wait for the fan-out of a backlog claimed with it.
+   */
+  startNow?: ((deliveries: ClaimedDelivery[]) => void) | undefined;
 }
 
 /** What one fan-out pass did. */
@@ -38,6 +44,8 @@ export interface FanoutPass {
   created: number;
   /** The deliveries this worker starts now, leased to it. */
   deliveries: ClaimedDelivery[];
+  /** Of those, how many were handed to `startNow` already (and are not in `deliveries`). */
+  startedEarly: number;
 }
 
 /**
@@ -53,7 +61,7 @@ export async function fanOut(
   limit: number,
   options: FanoutOptions = {},
 ): Promise<FanoutPass> {
-  const { admit = always, present, catchUp = 0 } = options;
+  const { admit = always, present, catchUp = 0, startNow } = options;
   const { config, clock } = ctx;
   const { storage, workers } = config;
   const now = clock.now();
@@ -65,7 +73,7 @@ export async function fanOut(
   // The endpoint revision check runs beside the claim (two connections, one round trip of latency);
   // it still completes after the claim began, so late binding sees every endpoint written before.
   const [claimed, fresh] = await Promise.all([storage.claimFanout(claim), ctx.cache.fresh()]);
-  if (claimed.length === 0) return { messages: 0, created: 0, deliveries: [] };
+  if (claimed.length === 0) return { messages: 0, created: 0, deliveries: [], startedEarly: 0 };
   const endpoints = [...fresh.values()];
   const direct: ClaimedDelivery[] = [];
   const results: FanoutResult[] = [];
@@ -141,14 +149,17 @@ export async function fanOut(
       results.push(result);
     }
   }
-  if (results.length === 0) return { messages: claimed.length, created, deliveries: direct };
+  const startedEarly = startNow !== undefined && direct.length > 0 ? direct.length : 0;
+  if (startedEarly > 0) startNow!(direct);
+  const unstarted = startedEarly > 0 ? [] : direct;
+  if (results.length === 0) return { messages: claimed.length, created, deliveries: unstarted, startedEarly };
   const at = clock.now();
   const recorded = await storage.recordFanout(
     results,
     at,
     leased === 0 ? undefined : { owner: workers.id, until: at + workers.leaseDurationMs },
   );
-  return { messages: claimed.length, created, deliveries: [...direct, ...recorded] };
+  return { messages: claimed.length, created, deliveries: [...unstarted, ...recorded], startedEarly };
 }
 
 const always: Admit = () => true;

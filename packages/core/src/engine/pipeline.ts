@@ -153,9 +153,10 @@ export class Pipeline {
       const started = work.created === 0 ? 1 : work.started / work.created;
       this.#admitted = 0.5 * this.#admitted + 0.5 * started;
     }
-    this.#backlog = claimed.length >= limit;
+    this.#backlog = claimed.length + work.startedEarly >= limit;
     this.#fanoutBacklog = work.fanoutFull;
     if (claimed.length === 0) {
+      if (work.startedEarly > 0) return;
       if (this.#fair.inFlight === 0) {
         // Fan-out queued everything it claimed (endpoints with limits): there may be more to fan out.
         return work.fannedOut > 0 ? undefined : this.control.sleep(pollIntervalMs);
@@ -258,6 +259,8 @@ export class Pipeline {
       heldBackWaiting: () => heldBackWaiting,
       skipEndpoints,
       catchUp: this.#fanoutBacklog ? Math.max(1, Math.floor(messages / 4)) : 0,
+      // Messages sent straight from the outbox start before the rest of the claim is written.
+      startNow: (deliveries) => void this.#start(deliveries),
       limited: claims,
     };
   }

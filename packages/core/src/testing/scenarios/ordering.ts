@@ -54,8 +54,11 @@ async function drainAll(instances: Scenario[], rounds = 400): Promise<void> {
 
 /**
  * Checks that each key's requests arrived in send order, one message at a time: a request for a
- * key's message `i` arrives only after every earlier message of the key got its 2xx, and never
- * again after its own. `ok(index)` says whether the request at that index on `path` was answered 2xx.
+ * key's message `i` arrives only after every earlier message of the key got its 2xx, so each key's
+ * first successful receipts are in send order. A message may arrive again after its own 2xx (delivery
+ * is at-least-once: an answer that came after the request timed out on a loaded machine is a
+ * failure to the sender), never before. `ok(index)` says whether the request at that index on `path`
+ * was answered 2xx.
  */
 function expectKeyOrder(
   receiver: ScenarioReceiver,
@@ -67,9 +70,9 @@ function expectKeyOrder(
   receiver.on(path).forEach((request, index) => {
     const { k, i } = keyAndIndex(request.body);
     const expected = next.get(k) ?? 0;
-    if (i !== expected)
+    if (i > expected)
       problems.push(`key ${k}: message ${i} arrived while ${expected} was not yet delivered`);
-    if (ok(index)) next.set(k, Math.max(expected, i + 1));
+    if (ok(index) && i === expected) next.set(k, i + 1);
   });
   expect(problems.slice(0, 5)).toEqual([]);
   return next;
