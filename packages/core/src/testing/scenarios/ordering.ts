@@ -70,8 +70,7 @@ function expectKeyOrder(
   receiver.on(path).forEach((request, index) => {
     const { k, i } = keyAndIndex(request.body);
     const expected = next.get(k) ?? 0;
-    if (i > expected)
-      problems.push(`key ${k}: message ${i} arrived while ${expected} was not yet delivered`);
+    if (i > expected) problems.push(`key ${k}: message ${i} arrived while ${expected} was not yet delivered`);
     if (ok(index) && i === expected) next.set(k, i + 1);
   });
   expect(problems.slice(0, 5)).toEqual([]);
