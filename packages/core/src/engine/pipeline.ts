@@ -86,6 +86,8 @@ export class Pipeline {
   #flushing: Promise<void> | null = null;
   /** Outcomes in the flush being written. */
   #recording = 0;
+  /** Deliveries handed to `startNow` whose start (planning, then a slot each) has not finished yet. */
+  #starting = 0;
   #slotFreed: (() => void) | null = null;
   #linger: TimerHandle | null = null;
   #errorBackoff = 0;
@@ -125,11 +127,12 @@ export class Pipeline {
     // A delivery holds its slot until its outcome is written, not just until its answer: what a
     // crash loses (and so sends again) is bounded by the budget, not by the budget plus a group commit.
     const unrecorded = this.#buffer.length + this.#recording;
-    const free = budget - inFlight - unrecorded;
+    // Deliveries a claim started early are the pool's from that moment, not once their slots are taken.
+    const free = budget - inFlight - unrecorded - this.#starting;
     // Leased already (a key's next, let go by its head's outcome): no claim needed, no batch to wait for.
     if (this.#ready.length > 0 && free > 0) return this.#start(this.#ready.splice(0, free));
     // Claim in reasonable batches: with a busy pool, wait for half a batch of free slots.
-    if (inFlight + unrecorded > 0 && free < Math.min(batchSize, budget) / 2) {
+    if (inFlight + unrecorded + this.#starting > 0 && free < Math.min(batchSize, budget) / 2) {
       // A full pool with more work waiting, its requests waiting on the network: a bigger one would help.
       if (this.#backlog && this.#fair.mostlyWaiting(this.#budget.lagMs)) this.#budget.press();
       return this.#nextSlot();
@@ -260,7 +263,13 @@ export class Pipeline {
       skipEndpoints,
       catchUp: this.#fanoutBacklog ? Math.max(1, Math.floor(messages / 4)) : 0,
       // Messages sent straight from the outbox start before the rest of the claim is written.
-      startNow: (deliveries) => void this.#start(deliveries),
+      startNow: (deliveries) => {
+        this.#starting += deliveries.length;
+        void this.#start(deliveries).finally(() => {
+          this.#starting -= deliveries.length;
+          this.#wake();
+        });
+      },
       limited: claims,
     };
   }
