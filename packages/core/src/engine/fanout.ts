@@ -149,9 +149,11 @@ export async function fanOut(
       results.push(result);
     }
   }
-  const startedEarly = startNow !== undefined && direct.length > 0 ? direct.length : 0;
-  if (startedEarly > 0) startNow!(direct);
-  const unstarted = startedEarly > 0 ? [] : direct;
+  // Direct deliveries need no write before they start: hand them over now, when someone takes them.
+  const early = startNow !== undefined && direct.length > 0;
+  if (early) startNow(direct);
+  const unstarted = early ? [] : direct;
+  const startedEarly = early ? direct.length : 0;
   if (results.length === 0) return { messages: claimed.length, created, deliveries: unstarted, startedEarly };
   const at = clock.now();
   const recorded = await storage.recordFanout(
