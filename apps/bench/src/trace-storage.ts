@@ -22,6 +22,8 @@ export function traceStorage(storage: Storage<unknown>): void {
       }
     };
   }
+  // Scenarios end their workers with SIGTERM: print then too.
+  process.once("SIGTERM", () => process.exit(0));
   process.on("exit", () => {
     for (const [name, { calls, ms }] of timings) {
       console.error(`[trace] ${name}: ${calls} calls, ${(ms / calls).toFixed(2)} ms average`);

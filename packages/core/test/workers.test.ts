@@ -322,3 +322,56 @@ describe("a message sent straight from the outbox", () => {
     expect(h.receiver.requests.map((r) => r.path).sort()).toEqual(["/one", "/one", "/two"]);
   });
 });
+
+describe("a message sent while a claim only turns a key's backlog into waiting rows", () => {
+  test("is claimed beside that claim, not after it (expedite)", async () => {
+    // Small batches: each claim fans out a few of the hot key's messages, all but its head waiting.
+    const h = await harness({ workers: { batchSize: 4 }, http: { timeout: "10s" } });
+    // The third keyed fan-out write (by then fan-out has started next to nothing) waits at a gate.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    let writes = 0;
+    const recordFanout = h.storage.recordFanout.bind(h.storage);
+    h.storage.recordFanout = async (results, now, lease) => {
+      if (++writes >= 3) {
+        held();
+        await gate;
+      }
+      return recordFanout(results, now, lease);
+    };
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/hot"), types: ["hot"] });
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/quiet"), types: ["quiet"] });
+    for (let i = 0; i < 40; i++) {
+      await h.postel.outbound.send({ type: "hot", data: i, orderingKey: "hot" });
+    }
+    // The backlog is older than what a claim from the newest end takes (the last second).
+    h.clock.advance("2s");
+    await h.postel.start();
+    try {
+      await holding;
+      await h.postel.outbound.send({ type: "quiet", data: "now", orderingKey: "quiet" });
+      const deadline = Date.now() + 10_000;
+      while (!h.receiver.requests.some((r) => r.path === "/quiet")) {
+        if (Date.now() > deadline) throw new Error("the quiet message waited for the held fan-out");
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      // Straight from the outbox: the express claim wrote no fan-out, and took none of the backlog.
+      expect(writes).toBe(3);
+    } finally {
+      open();
+    }
+    const deadline = Date.now() + 10_000;
+    while (h.receiver.requests.filter((r) => r.path === "/hot").length < 40) {
+      if (Date.now() > deadline) throw new Error("the hot key did not drain");
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const hot = h.receiver.requests.filter((r) => r.path === "/hot").map((r) => JSON.parse(r.body).data);
+    expect(hot).toEqual(Array.from({ length: 40 }, (_, i) => i));
+  });
+});

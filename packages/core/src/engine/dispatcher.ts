@@ -33,6 +33,7 @@ export interface DispatcherContext extends BatchContext {
 export class Dispatcher {
   #running = false;
   #pipeline: Promise<void> | null = null;
+  #worker: Pipeline | null = null;
   #sleepers = new Set<() => void>();
   #wakeRequested = false;
   #pollFast = false;
@@ -54,8 +55,10 @@ export class Dispatcher {
         this.#pollFast
           ? Math.min(LOST_WAKEUPS_POLL_MS, this.ctx.config.workers.pollIntervalMs)
           : this.ctx.config.workers.pollIntervalMs,
-      wake: () => this.wake(),
+      // The pipeline's own wakes (a key's next delivery let go) are no news of sent messages.
+      wake: () => this.#wakeSleepers(),
     });
+    this.#worker = pipeline;
     this.#pipeline = pipeline.run();
   }
 
@@ -66,6 +69,7 @@ export class Dispatcher {
     this.wake();
     await this.#pipeline;
     this.#pipeline = null;
+    this.#worker = null;
   }
 
   /**
@@ -78,8 +82,16 @@ export class Dispatcher {
     if (fast) this.wake();
   }
 
-  /** Wakes the idle pipeline now (a local `send()` or a cross-process notification). */
+  /**
+   * Wakes the idle pipeline now (a local `send()` or a cross-process notification); a busy one may
+   * look for the new messages beside its current claim (`Pipeline.expedite`).
+   */
   wake(): void {
+    this.#wakeSleepers();
+    this.#worker?.expedite();
+  }
+
+  #wakeSleepers(): void {
     this.#wakeRequested = true;
     for (const wake of this.#sleepers) wake();
     this.#sleepers.clear();

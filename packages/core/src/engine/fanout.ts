@@ -28,6 +28,8 @@ export interface FanoutOptions {
   present?: ((endpointIds: Iterable<string>) => void) | undefined;
   /** Take this many of the claim's messages from the newest end (a backlog of new messages is draining). */
   catchUp?: number | undefined;
+  /** Claim only messages sent within the last second, newest first (`FanoutClaim.newest.only`). */
+  newestOnly?: boolean | undefined;
   /**
    * Given, the deliveries made straight from the outbox are handed to it as soon as they are known,
    * before fan-out writes the others, and left out of the pass's `deliveries`: a message sent now does
@@ -61,7 +63,7 @@ export async function fanOut(
   limit: number,
   options: FanoutOptions = {},
 ): Promise<FanoutPass> {
-  const { admit = always, present, catchUp = 0, startNow } = options;
+  const { admit = always, present, catchUp = 0, startNow, newestOnly = false } = options;
   const { config, clock } = ctx;
   const { storage, workers } = config;
   const now = clock.now();
@@ -69,7 +71,8 @@ export async function fanOut(
   const claim: FanoutClaim = { owner: workers.id, now, until, limit };
   // Behind a backlog, part of the claim comes from the newest end: a message sent now is not queued
   // behind everything sent before it.
-  if (catchUp > 0) claim.newest = { since: now - CATCH_UP_MS, limit: Math.min(catchUp, limit) };
+  if (newestOnly) claim.newest = { since: now - CATCH_UP_MS, limit, only: true };
+  else if (catchUp > 0) claim.newest = { since: now - CATCH_UP_MS, limit: Math.min(catchUp, limit) };
   // The endpoint revision check runs beside the claim (two connections, one round trip of latency);
   // it still completes after the claim began, so late binding sees every endpoint written before.
   const [claimed, fresh] = await Promise.all([storage.claimFanout(claim), ctx.cache.fresh()]);

@@ -13,6 +13,7 @@ import { ConcurrencyBudget, eventLoopLag } from "./concurrency-budget.js";
 import { type DeliveryResult, deliver, outcomeOf } from "./deliver.js";
 import type { CompiledEndpoint } from "./endpoint-cache.js";
 import { FairShare } from "./fair-share.js";
+import { type FanoutPass, fanOut } from "./fanout.js";
 import {
   type BatchContext,
   type BatchSummary,
@@ -30,6 +31,10 @@ const OUTAGE_PROBE_MAX_MS = 500;
 const MAX_FLUSH = 500;
 // How long a finished delivery's outcome may wait for others to share its write.
 const LINGER_MS = 10;
+// An express claim (see `expedite`) runs while fan-out starts fewer than this share of what it creates.
+const EXPRESS_BELOW = 0.5;
+// ... and takes at most this many messages.
+const EXPRESS_MESSAGES = 8;
 
 /** A claim's share of the pool, and afterwards what it held back for want of room. */
 type PoolShare = ClaimShare & {
@@ -89,6 +94,10 @@ export class Pipeline {
   /** Deliveries handed to `startNow` whose start (planning, then a slot each) has not finished yet. */
   #starting = 0;
   #slotFreed: (() => void) | null = null;
+  /** A claim of `#fill` is running. */
+  #claiming = false;
+  /** An express claim (`expedite`) is running. */
+  #expressing = false;
   #linger: TimerHandle | null = null;
   #errorBackoff = 0;
 
@@ -127,8 +136,7 @@ export class Pipeline {
     // A delivery holds its slot until its outcome is written, not just until its answer: what a
     // crash loses (and so sends again) is bounded by the budget, not by the budget plus a group commit.
     const unrecorded = this.#buffer.length + this.#recording;
-    // Deliveries a claim started early are the pool's from that moment, not once their slots are taken.
-    const free = budget - inFlight - unrecorded - this.#starting;
+    const free = this.#free();
     // Leased already (a key's next, let go by its head's outcome): no claim needed, no batch to wait for.
     if (this.#ready.length > 0 && free > 0) return this.#start(this.#ready.splice(0, free));
     // Claim in reasonable batches: with a busy pool, wait for half a batch of free slots.
@@ -144,10 +152,13 @@ export class Pipeline {
     try {
       // Reading the endpoints may fail like any claim (the database is away): back off the same way.
       share = this.#share(limit, await this.ctx.cache.recent());
+      this.#claiming = true;
       work = await claimWork(this.ctx, limit, share);
       this.#errorBackoff = 0;
     } catch (error) {
       return this.#backOff(error, "claiming work");
+    } finally {
+      this.#claiming = false;
     }
     if (share.heldBackWaiting()) this.#budget.press();
     const claimed = work.deliveries;
@@ -168,6 +179,55 @@ export class Pipeline {
       return Promise.race([this.#nextSlot(), this.control.sleep(pollIntervalMs)]);
     }
     return this.#start(claimed);
+  }
+
+  /** Slots of the pool nothing holds: not in flight, not awaiting its outcome's write, not being started. */
+  #free(): number {
+    const unrecorded = this.#buffer.length + this.#recording;
+    // Deliveries a claim started early are the pool's from that moment, not once their slots are taken.
+    return this.#budget.value - this.#fair.inFlight - unrecorded - this.#starting;
+  }
+
+  /**
+   * New messages were sent (a local `send()`, a notification from another process). An idle pipeline
+   * claims them at once; a busy one when its current claim ends. That claim is quick when it starts
+   * what it fans out, but while fan-out turns a backlog into rows that cannot start yet (a hot key's
+   * messages behind its head, or an endpoint at its share: `#admitted` low), a claim is long and its
+   * work helps nobody now. Then a small claim of the newest messages alone runs beside it, one at a
+   * time: a message sent beside a hot key's backlog does not wait for that backlog's fan-out.
+   */
+  expedite(): void {
+    if (!this.#claiming || this.#expressing || this.#admitted >= EXPRESS_BELOW || !this.control.running()) {
+      return;
+    }
+    const limit = Math.min(this.#free(), EXPRESS_MESSAGES);
+    if (limit <= 0) return;
+    this.#expressing = true;
+    // Its deliveries are the pool's from now on: the main claim, sizing the next, counts them.
+    this.#starting += limit;
+    void this.#express(limit).finally(() => {
+      this.#starting -= limit;
+      this.#expressing = false;
+      this.#wake();
+    });
+  }
+
+  async #express(limit: number): Promise<void> {
+    let fanned: FanoutPass;
+    try {
+      const share = this.#share(limit, await this.ctx.cache.recent());
+      fanned = await fanOut(this.ctx, limit, {
+        admit: share.admit,
+        present: share.present,
+        startNow: share.startNow,
+        newestOnly: true,
+      });
+    } catch (error) {
+      // The main claim meets the same failure and backs off; what this leased lapses with its lease.
+      this.ctx.events.emit("error", { error, context: "claiming work" });
+      return;
+    }
+    if (fanned.deliveries.length > 0) await this.#start(fanned.deliveries);
   }
 
   /** Plans claimed deliveries and starts those with room; the rest go back to storage, due now. */

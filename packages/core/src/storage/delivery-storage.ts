@@ -35,9 +35,10 @@ export interface FanoutClaim extends LeaseRequest {
    * Also lease up to `limit` of the newest claimable messages created at or after `since` (the rest of
    * the claim stays oldest first, and the whole claim holds at most the claim's own `limit`), so a
    * message sent now is not queued behind a backlog of older ones. Workers ask for this while a
-   * backlog drains.
+   * backlog drains. With `only`, the claim takes these alone, none from the oldest end: a worker looking
+   * for messages just sent while its main claim works through a backlog.
    */
-  newest?: { since: number; limit: number };
+  newest?: { since: number; limit: number; only?: boolean };
 }
 
 /** A claim of due deliveries (`claimDue`). */

@@ -44,6 +44,8 @@ export async function claimFanout(
     const message = toMessage(row);
     return token.startsWith(CLEAR_PREFIX) ? { message, token, clear: true } : { message, token };
   });
+  // A claim from the newest end alone did not scan the oldest end: it says nothing of the floor.
+  if (lease.newest?.only === true) return claimed;
   // The floor follows the oldest-first part only: the newest end says nothing about where it stopped.
   const oldest = claimed.filter((_, i) => rows[i]!["newest"] !== true);
   floor.after(
@@ -79,14 +81,17 @@ export function claimFanoutStatement(sql: Sql, lease: FanoutClaim, from: FloorKe
     FOR UPDATE SKIP LOCKED`;
   // Every message from the newest end, then the oldest ones up to the limit. Rows locked by `oldest`
   // but not taken are released when the statement commits.
-  const due =
-    newest > 0 && lease.newest !== undefined
-      ? sql`oldest AS (${oldest}), newest AS (
+  const fromNewest = (since: number) => sql`
           SELECT id, created_at FROM postel.messages
-          WHERE ${claimable} AND created_at >= ${lease.newest.since}::bigint
+          WHERE ${claimable} AND created_at >= ${since}::bigint
           ORDER BY created_at DESC, id DESC
           LIMIT ${newest}
-          FOR UPDATE SKIP LOCKED
+          FOR UPDATE SKIP LOCKED`;
+  const due =
+    newest > 0 && lease.newest?.only === true
+      ? sql`due AS (SELECT id, true AS newest FROM (${fromNewest(lease.newest.since)}) n)`
+      : newest > 0 && lease.newest !== undefined
+        ? sql`oldest AS (${oldest}), newest AS (${fromNewest(lease.newest.since)}
         ), due AS (
           SELECT id, newest FROM (
             SELECT DISTINCT ON (id) id, created_at, newest FROM (
@@ -95,7 +100,7 @@ export function claimFanoutStatement(sql: Sql, lease: FanoutClaim, from: FloorKe
             ORDER BY id, newest DESC) p
           ORDER BY newest DESC, created_at, id
           LIMIT ${lease.limit})`
-      : sql`due AS (SELECT id, false AS newest FROM (${oldest}) o)`;
+        : sql`due AS (SELECT id, false AS newest FROM (${oldest}) o)`;
   return sql<RawRow[]>`
     WITH ${due}, m AS (
       UPDATE postel.messages m SET

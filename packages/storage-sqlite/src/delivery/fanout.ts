@@ -154,14 +154,16 @@ function claimFanoutStatements(lease: FanoutClaim): Statement[] {
   };
   // Inside BEGIN IMMEDIATE; the subqueries walk only the un-fanned partial index. With `newest`, the
   // newest messages first, then the oldest up to the limit (`changes()`: how many the first took;
-  // those are leased now, so the second cannot take them again).
+  // those are leased now, so the second cannot take them again). With `only`, the first alone.
+  const fromNewest = {
+    sql: leaseThem(`SELECT id FROM postel_messages WHERE ${claimable} AND created_at >= :since
+              ORDER BY created_at DESC, id DESC LIMIT :newest`),
+    args,
+  };
+  if (newest > 0 && lease.newest?.only === true) return [fromNewest];
   return newest > 0
     ? [
-        {
-          sql: leaseThem(`SELECT id FROM postel_messages WHERE ${claimable} AND created_at >= :since
-              ORDER BY created_at DESC, id DESC LIMIT :newest`),
-          args,
-        },
+        fromNewest,
         {
           sql: leaseThem(`SELECT id FROM postel_messages WHERE ${claimable}
               ORDER BY created_at, id LIMIT :limit - changes()`),

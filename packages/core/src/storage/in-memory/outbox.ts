@@ -141,7 +141,7 @@ export class MemoryOutbox {
       a.record.createdAt - b.record.createdAt || compare(a.record.id, b.record.id);
     const newestLimit = Math.min(lease.newest?.limit ?? 0, lease.limit);
     const newest = smallest(claimable(this.#state, lease.newest?.since), newestLimit, (a, b) => byAge(b, a));
-    const oldest = smallest(claimable(this.#state), lease.limit, byAge);
+    const oldest = lease.newest?.only === true ? [] : smallest(claimable(this.#state), lease.limit, byAge);
     // Every message from the newest end, then the oldest ones up to the limit.
     const rows = [...new Set([...newest, ...oldest])].slice(0, lease.limit).sort(byAge);
     // Clear ones are decided before any is leased: only the earliest of a key here can be.

@@ -54,6 +54,28 @@ export function fanoutTests(context: ConformanceContext): void {
       expect(rest.map((c) => c.message.id)).toEqual(at([5, 6, 7]));
     });
 
+    test("claimFanout with `newest.only` takes only the newest messages since `since`, none from the oldest end", async () => {
+      const storage = context.storage();
+      const messages = Array.from({ length: 10 }, (_, i) => newMessage({ createdAt: T0 + i * 1_000 }));
+      for (const message of messages) await storage.enqueue(message);
+      const at = (indexes: number[]) => indexes.map((i) => messages[i]!.id);
+      const claimed = await storage.claimFanout(
+        lease(T0 + 20_000, { limit: 2, newest: { since: T0 + 5_000, limit: 2, only: true } }),
+      );
+      expect(claimed.map((c) => c.message.id)).toEqual(at([8, 9]));
+      // Fewer new messages than the limit: the claim stays short, the older ones stay claimable.
+      const rest = await storage.claimFanout(
+        lease(T0 + 20_000, { limit: 8, newest: { since: T0 + 5_000, limit: 8, only: true } }),
+      );
+      expect(rest.map((c) => c.message.id)).toEqual(at([5, 6, 7]));
+      const none = await storage.claimFanout(
+        lease(T0 + 20_000, { limit: 8, newest: { since: T0 + 5_000, limit: 8, only: true } }),
+      );
+      expect(none).toEqual([]);
+      const oldest = await storage.claimFanout(lease(T0 + 20_000, { limit: 8 }));
+      expect(oldest.map((c) => c.message.id)).toEqual(at([0, 1, 2, 3, 4]));
+    });
+
     test("a leased message is not claimable again until its lease expires", async () => {
       const storage = context.storage();
       await storage.enqueue(newMessage());
