@@ -1,4 +1,4 @@
-import { timingSafeEqual } from "node:crypto";
+import { timingSafeEqual, utf8 } from "#crypto";
 
 /**
  * Compares two byte strings in time that depends only on their lengths. Unlike
@@ -10,9 +10,7 @@ import { timingSafeEqual } from "node:crypto";
  * constantTimeEqual(received, expected); // strings are compared as their UTF-8 bytes
  */
 export function constantTimeEqual(a: Uint8Array | string, b: Uint8Array | string): boolean {
-  const left = typeof a === "string" ? Buffer.from(a) : a;
-  const right = typeof b === "string" ? Buffer.from(b) : b;
-  return left.byteLength === right.byteLength && timingSafeEqual(left, right);
+  return timingSafeEqual(typeof a === "string" ? utf8(a) : a, typeof b === "string" ? utf8(b) : b);
 }
 
 /**
@@ -27,7 +25,7 @@ export function findMatch(expected: readonly Uint8Array[], candidates: readonly 
     let hit = false;
     for (const candidate of candidates) {
       // Bitwise OR keeps the loop free of data-dependent branches.
-      hit = (Number(hit) | Number(constantTimeEqual(value, candidate))) === 1;
+      hit = (Number(hit) | Number(timingSafeEqual(value, candidate))) === 1;
     }
     if (hit && match === -1) match = index;
   }

@@ -1,17 +1,14 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
+import { ed25519PrivateKey, ed25519PublicKey, ed25519RawPublicKeySync, requireSyncCrypto } from "#crypto";
 import { InvalidKeyError } from "./errors.js";
-import { decodeBase64Strict } from "./internal/base64.js";
+import { decodeBase64Strict, encodeBase64 } from "./internal/base64.js";
+import { sameBytes } from "./internal/bytes.js";
+import type { Ed25519PrivateKey, Ed25519PublicKey } from "./internal/crypto.js";
 import { assertNoWhitespace } from "./secret.js";
 
 /** Prefix of Standard Webhooks Ed25519 private keys (`v1a` signing). */
 export const PRIVATE_KEY_PREFIX = "whsk_";
 /** Prefix of Standard Webhooks Ed25519 public keys (`v1a` verification). */
 export const PUBLIC_KEY_PREFIX = "whpk_";
-
-// DER headers that turn raw 32-byte Ed25519 material into PKCS#8 / SPKI, so node:crypto can import
-// a seed or public key without a JWK round trip (RFC 8410).
-const PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
-const SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
 
 /** An Ed25519 key pair in Standard Webhooks string form. */
 export interface Ed25519KeyPair {
@@ -22,36 +19,56 @@ export interface Ed25519KeyPair {
 }
 
 /**
- * Generates an Ed25519 key pair for asymmetric (`v1a`) signatures.
+ * Generates an Ed25519 key pair for asymmetric (`v1a`) signatures. Needs node:crypto (Node, Deno,
+ * Bun): elsewhere it throws `SYNC_CRYPTO_UNAVAILABLE`.
  *
  * @example
  * const { privateKey, publicKey } = generateKeyPair(); // "whsk_...", "whpk_..."
  */
 export function generateKeyPair(): Ed25519KeyPair {
-  const { privateKey } = generateKeyPairSync("ed25519");
-  const seed = privateKey.export({ format: "der", type: "pkcs8" }).subarray(PKCS8_PREFIX.length);
+  requireSyncCrypto("generateKeyPair()");
+  // An Ed25519 private key is 32 random bytes (RFC 8032), which is what node:crypto's generator makes.
+  const seed = globalThis.crypto.getRandomValues(new Uint8Array(32));
   return {
-    privateKey: PRIVATE_KEY_PREFIX + seed.toString("base64"),
-    publicKey: PUBLIC_KEY_PREFIX + rawPublicKey(privateKey).toString("base64"),
+    privateKey: PRIVATE_KEY_PREFIX + encodeBase64(seed),
+    publicKey: PUBLIC_KEY_PREFIX + encodeBase64(ed25519RawPublicKeySync(ed25519PrivateKey(seed))),
   };
 }
 
 /**
- * Derives the `whpk_` public key that receivers need from a `whsk_` private key.
+ * Derives the `whpk_` public key that receivers need from a `whsk_` private key. Needs node:crypto
+ * (Node, Deno, Bun): elsewhere it throws `SYNC_CRYPTO_UNAVAILABLE`.
  *
  * @example
  * const publicKey = publicKeyFromPrivate(process.env.WEBHOOK_PRIVATE_KEY!);
  */
 export function publicKeyFromPrivate(privateKey: string): string {
-  return PUBLIC_KEY_PREFIX + rawPublicKey(decodePrivateKey(privateKey)).toString("base64");
+  requireSyncCrypto("publicKeyFromPrivate()");
+  return PUBLIC_KEY_PREFIX + encodeBase64(ed25519RawPublicKeySync(decodePrivateKey(privateKey)));
 }
 
 /**
- * Imports a `whsk_` key. Both the 32-byte seed and the 64-byte seed+public form (libsodium's
- * layout) are accepted; in the long form the public half must match the seed, otherwise the pair
- * was spliced together wrongly and every signature would fail to verify downstream.
+ * Imports a `whsk_` key for signing. Both the 32-byte seed and the 64-byte seed+public form
+ * (libsodium's layout) are accepted; in the long form the public half must match the seed,
+ * otherwise the pair was spliced together wrongly and every signature would fail to verify downstream.
  */
-export function decodePrivateKey(privateKey: string, label = "private key"): KeyObject {
+export function decodePrivateKey(privateKey: string, label = "private key"): Ed25519PrivateKey {
+  const { seed, claimedPublicKey } = decodePrivateKeyBytes(privateKey, label);
+  const key = ed25519PrivateKey(seed);
+  if (claimedPublicKey !== undefined && !sameBytes(ed25519RawPublicKeySync(key), claimedPublicKey)) {
+    throw keyPairMismatch(label);
+  }
+  return key;
+}
+
+/**
+ * A `whsk_` key's seed and, in the 64-byte form, the public half it claims; checking the claim
+ * needs the curve, so it is left to the caller (at once with node:crypto, on first use with Web Crypto).
+ */
+export function decodePrivateKeyBytes(
+  privateKey: string,
+  label = "private key",
+): { seed: Uint8Array; claimedPublicKey: Uint8Array | undefined } {
   const bytes = decodePrefixed(privateKey, PRIVATE_KEY_PREFIX, label);
   if (bytes.length !== 32 && bytes.length !== 64) {
     throw new InvalidKeyError(
@@ -59,34 +76,30 @@ export function decodePrivateKey(privateKey: string, label = "private key"): Key
         "(or 64 bytes: seed followed by its public key).",
     );
   }
-  const key = createPrivateKey({
-    key: Buffer.concat([PKCS8_PREFIX, bytes.subarray(0, 32)]),
-    format: "der",
-    type: "pkcs8",
-  });
-  if (bytes.length === 64 && !rawPublicKey(key).equals(bytes.subarray(32))) {
-    throw new InvalidKeyError(
-      `${label} is a 64-byte whsk_ key whose last 32 bytes are not the public key of its seed; ` +
-        "export the key again, or pass only the 32-byte seed.",
-    );
-  }
-  return key;
+  return {
+    seed: bytes.subarray(0, 32),
+    claimedPublicKey: bytes.length === 64 ? bytes.subarray(32) : undefined,
+  };
+}
+
+/** The error for a 64-byte `whsk_` key whose public half is not its seed's. */
+export function keyPairMismatch(label: string): InvalidKeyError {
+  return new InvalidKeyError(
+    `${label} is a 64-byte whsk_ key whose last 32 bytes are not the public key of its seed; ` +
+      "export the key again, or pass only the 32-byte seed.",
+  );
 }
 
 /** Imports a `whpk_` key (32 raw bytes) for `v1a` verification. */
-export function decodePublicKey(publicKey: string, label = "public key"): KeyObject {
+export function decodePublicKey(publicKey: string, label = "public key"): Ed25519PublicKey {
   const bytes = decodePrefixed(publicKey, PUBLIC_KEY_PREFIX, label);
   if (bytes.length !== 32) {
     throw new InvalidKeyError(`${label} decodes to ${bytes.length} bytes; an Ed25519 whpk_ key is 32 bytes.`);
   }
-  return createPublicKey({ key: Buffer.concat([SPKI_PREFIX, bytes]), format: "der", type: "spki" });
+  return ed25519PublicKey(bytes);
 }
 
-function rawPublicKey(privateKey: KeyObject): Buffer {
-  return createPublicKey(privateKey).export({ format: "der", type: "spki" }).subarray(SPKI_PREFIX.length);
-}
-
-function decodePrefixed(key: string, prefix: string, label: string): Buffer {
+function decodePrefixed(key: string, prefix: string, label: string): Uint8Array {
   if (!key.startsWith(prefix)) {
     throw new InvalidKeyError(`${label} must start with "${prefix}".`);
   }

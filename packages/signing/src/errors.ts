@@ -92,6 +92,29 @@ export class InvalidArgumentError extends PostelError {
   }
 }
 
+/**
+ * A synchronous signing or verification API was called where only Web Crypto exists (Cloudflare
+ * Workers, Vercel Edge, browsers): Web Crypto is asynchronous, so use `verifyAsync()` (the receiving
+ * gate already does). Thrown before the request is read, never for a bad signature.
+ *
+ * @example
+ * if (isPostelError(error) && error.code === "SYNC_CRYPTO_UNAVAILABLE") return verifier.verifyAsync!(request, now);
+ */
+export class SyncCryptoUnavailableError extends PostelError {
+  declare readonly code: "SYNC_CRYPTO_UNAVAILABLE";
+
+  constructor(api: string) {
+    super(
+      "SYNC_CRYPTO_UNAVAILABLE",
+      `${api} needs synchronous crypto, but this runtime has only Web Crypto, which is asynchronous ` +
+        '(node:crypto is loaded only under the "node" export condition). Verify with verifyAsync() ' +
+        "instead (the receiving gate of @postel/signing/inbound already does); signing and key " +
+        "generation need Node, Deno or Bun.",
+    );
+    this.name = "SyncCryptoUnavailableError";
+  }
+}
+
 /** One invalid option: where it is (`outbound.retryPolicy.maxAttempts`) and how to fix it. */
 export interface ConfigurationIssue {
   path: string;

@@ -6,6 +6,13 @@
  */
 export { expirySweeper, InMemoryDedupStore } from "./inbound/dedup.js";
 export type { ClaimResult, DedupKey, DedupStore } from "./inbound/dedup.js";
+export { D1_DEDUP_SCHEMA, D1DedupStore } from "./inbound/d1-dedup.js";
+export type {
+  D1DatabaseLike,
+  D1DedupStoreOptions,
+  D1ResultLike,
+  D1StatementLike,
+} from "./inbound/d1-dedup.js";
 export { distinctHeaders } from "./inbound/distinct-headers.js";
 export { bodyAlreadyParsed, INBOUND_STATUS, InboundError } from "./inbound/errors.js";
 export type { InboundErrorCode } from "./inbound/errors.js";
@@ -32,4 +39,15 @@ export {
   InvalidInputError,
   isPostelError,
   PostelError,
+  SyncCryptoUnavailableError,
 } from "./errors.js";
+export { handleRequest, readRequest } from "./inbound/fetch-gate.js";
+export type { HandleRequestOptions, ReadRequestOptions } from "./inbound/fetch-gate.js";
+export { handleNodeRequest, readNodeRequest } from "./inbound/node-gate.js";
+export type {
+  HandleNodeRequestOptions,
+  NodeGateResponse,
+  NodeRequestLike,
+  ReadNodeRequestOptions,
+} from "./inbound/node-gate.js";
+export type { RequestRead } from "./inbound/gate-types.js";

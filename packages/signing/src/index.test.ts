@@ -27,6 +27,7 @@ describe("public API", () => {
         "PUBLIC_KEY_PREFIX",
         "PostelError",
         "SECRET_PREFIX",
+        "SyncCryptoUnavailableError",
         "WebhookVerificationError",
         "constantTimeEqual",
         "createSigner",
@@ -43,11 +44,12 @@ describe("public API", () => {
         "stripe",
         "twilio",
         "verify",
+        "verifyAsync",
       ].sort(),
     );
   });
 
-  test("every scheme is a Verifier that core's gate can hold in one list", () => {
+  test("every scheme is a Verifier with both verify and verifyAsync, that core's gate can hold in one list", () => {
     const verifiers: Verifier[] = [
       createVerifier(api.generateSecret()),
       stripe({ secret: "whsec_x" }),
@@ -56,6 +58,7 @@ describe("public API", () => {
       slack({ signingSecret: "x" }),
       twilio({ authToken: "x", url: "https://example.com/" }),
     ];
+    expect(verifiers.every((verifier) => typeof verifier.verifyAsync === "function")).toBe(true);
     expect(verifiers.map((verifier) => verifier.scheme)).toEqual([
       "standard-webhooks",
       "stripe",
@@ -77,6 +80,10 @@ describe("public API", () => {
     expectTypeOf<StandardWebhookVerification>().toExtend<VerifiedWebhook>();
     expectTypeOf<StandardWebhookVerification["id"]>().toEqualTypeOf<string>();
     expectTypeOf<StandardWebhookVerification["version"]>().toEqualTypeOf<"v1" | "v1a">();
+    expectTypeOf(api.verifyAsync).returns.toEqualTypeOf<Promise<StandardWebhookVerification>>();
+    expectTypeOf<ReturnType<typeof createVerifier>["verifyAsync"]>().returns.toEqualTypeOf<
+      Promise<StandardWebhookVerification>
+    >();
     // @ts-expect-error: a provider needs either secret or secrets, not neither.
     expect(() => github({})).toThrow(api.InvalidKeyError);
   });

@@ -38,3 +38,5 @@ export { slack } from "./providers/slack.js";
 export type { SlackOptions } from "./providers/slack.js";
 export { twilio } from "./providers/twilio.js";
 export type { TwilioOptions, TwilioParams } from "./providers/twilio.js";
+export { verifyAsync } from "./verify.js";
+export { SyncCryptoUnavailableError } from "./errors.js";

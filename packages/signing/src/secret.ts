@@ -1,6 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { InvalidKeyError } from "./errors.js";
-import { decodeBase64Strict } from "./internal/base64.js";
+import { decodeBase64Strict, encodeBase64 } from "./internal/base64.js";
 
 /** Prefix of Standard Webhooks symmetric (HMAC-SHA256, `v1`) secrets. */
 export const SECRET_PREFIX = "whsec_";
@@ -18,7 +17,7 @@ export const MIN_SECRET_BYTES = 24;
  * const secret = generateSecret(); // "whsec_0X3Jx...="
  */
 export function generateSecret(): string {
-  return SECRET_PREFIX + randomBytes(32).toString("base64");
+  return SECRET_PREFIX + encodeBase64(globalThis.crypto.getRandomValues(new Uint8Array(32)));
 }
 
 /**
@@ -26,7 +25,7 @@ export function generateSecret(): string {
  * libraries accept, into the HMAC key bytes. `label` names the key in messages ("keys[1]") because
  * the secret itself must never appear in one.
  */
-export function decodeSecret(secret: string, label = "secret"): Buffer {
+export function decodeSecret(secret: string, label = "secret"): Uint8Array {
   const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
   assertNoWhitespace(encoded, label);
   const bytes = decodeBase64Strict(encoded);

@@ -1,5 +1,6 @@
-import { createHmac, sign as ed25519Sign } from "node:crypto";
+import { ed25519SignSync, hmacSync, requireSyncCrypto } from "#crypto";
 import { InvalidArgumentError } from "./errors.js";
+import { concatBytes } from "./internal/bytes.js";
 import { decodeSigningKeys } from "./internal/decode-key.js";
 import { toTimestampSeconds } from "./timestamp.js";
 import { toBytes } from "./verifier.js";
@@ -28,13 +29,15 @@ const MESSAGE_ID = /^[\x21-\x7e]+$/;
 /**
  * Decodes the keys once and returns a signer for the sender's hot path. `whsec_` (or bare base64)
  * secrets produce `v1` HMAC-SHA256 signatures, `whsk_` keys produce `v1a` Ed25519 signatures;
- * several keys (rotation) produce several space-separated signatures, in key order.
+ * several keys (rotation) produce several space-separated signatures, in key order. Signing needs
+ * node:crypto (Node, Deno, Bun): elsewhere it throws `SYNC_CRYPTO_UNAVAILABLE`.
  *
  * @example
  * const signer = createSigner([process.env.WEBHOOK_SECRET!]);
  * const headers = signer.sign("msg_2Lh...", Math.floor(Date.now() / 1000), body);
  */
 export function createSigner(keys: string | readonly string[]): Signer {
+  requireSyncCrypto("createSigner()");
   const decoded = decodeSigningKeys(keys);
   const needsContent = decoded.some((key) => key.kind === "ed25519");
   return {
@@ -49,14 +52,14 @@ export function createSigner(keys: string | readonly string[]): Signer {
       const bytes = toBytes(body);
       // Ed25519 signs one buffer, so the signed content is materialised only when a v1a key needs it;
       // HMAC streams the prefix and the body without copying.
-      const content = needsContent ? Buffer.concat([Buffer.from(prefix), bytes]) : undefined;
+      const content = needsContent ? concatBytes([prefix, bytes]) : undefined;
       let signature = "";
       for (const key of decoded) {
         if (signature !== "") signature += " ";
         if (key.kind === "hmac") {
-          signature += "v1," + createHmac("sha256", key.key).update(prefix).update(bytes).digest("base64");
+          signature += "v1," + hmacSync(key.key, "sha256", "base64", [prefix, bytes]);
         } else {
-          signature += "v1a," + ed25519Sign(null, content!, key.key).toString("base64");
+          signature += "v1a," + ed25519SignSync(key.key, content!);
         }
       }
       return { "webhook-id": id, "webhook-timestamp": timestamp, "webhook-signature": signature };
@@ -85,5 +88,6 @@ export interface SignInput {
  * await fetch(url, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body });
  */
 export function sign(input: SignInput): WebhookHeaders {
+  requireSyncCrypto("sign()");
   return createSigner(input.keys).sign(input.id, toTimestampSeconds(input.timestamp), input.body);
 }

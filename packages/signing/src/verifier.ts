@@ -1,4 +1,5 @@
 import type { HeadersLike } from "./headers.js";
+import { utf8 } from "#crypto";
 
 /** What a framework gate hands to a verifier: the exact received bytes, headers, and the URL. */
 export interface WebhookRequest {
@@ -31,10 +32,23 @@ export interface VerifiedWebhook {
  */
 export interface Verifier {
   readonly scheme: string;
+  /**
+   * Verifies synchronously, with node:crypto (Node, Deno, Bun). Where only Web Crypto exists it
+   * throws `SYNC_CRYPTO_UNAVAILABLE`: use `verifyAsync`.
+   */
   verify(request: WebhookRequest, now: number): VerifiedWebhook;
+  /**
+   * Verifies on every runtime (Web Crypto where node:crypto is absent), rejecting with the same
+   * `WebhookVerificationError` codes as `verify`. Every verifier of this package has it; the gate
+   * prefers it and falls back to `verify` for custom verifiers without it.
+   *
+   * @example
+   * const result = await verifier.verifyAsync?.({ body, headers }, Date.now());
+   */
+  verifyAsync?(request: WebhookRequest, now: number): Promise<VerifiedWebhook>;
 }
 
 /** Signatures arrive as text or bytes; both are hashed as bytes, never re-encoded. */
 export function toBytes(body: Uint8Array | string): Uint8Array {
-  return typeof body === "string" ? Buffer.from(body, "utf8") : body;
+  return typeof body === "string" ? utf8(body) : body;
 }

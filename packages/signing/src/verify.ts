@@ -1,10 +1,15 @@
-import { createHmac, verify as ed25519Verify } from "node:crypto";
-import { constantTimeEqual } from "./constant-time.js";
+import { asyncPath, requireSyncCrypto, utf8 } from "#crypto";
 import { WebhookVerificationError } from "./errors.js";
 import type { HeadersLike } from "./headers.js";
 import { requireHeader } from "./headers.js";
 import { decodeBase64Strict } from "./internal/base64.js";
 import { type DecodedKey, decodeVerifyingKeys } from "./internal/decode-key.js";
+import {
+  firstMatch,
+  keyHitsAsync,
+  type SignedRequest,
+  type Signatures,
+} from "./internal/match-signatures.js";
 import {
   assertInWindow,
   DEFAULT_TOLERANCE_MS,
@@ -33,11 +38,8 @@ export interface VerifierOptions {
 export interface StandardWebhooksVerifier extends Verifier {
   readonly scheme: "standard-webhooks";
   verify(request: WebhookRequest, now: number): StandardWebhookVerification;
-}
-
-interface Signatures {
-  v1: Buffer[];
-  v1a: (Buffer | undefined)[];
+  /** `verify` on every runtime (Web Crypto off Node), rejecting with the same codes. */
+  verifyAsync(request: WebhookRequest, now: number): Promise<StandardWebhookVerification>;
 }
 
 /**
@@ -52,10 +54,12 @@ const MAX_SIGNATURES_PER_VERSION = 16;
  * base64) secrets for `v1`, and `whpk_` public keys (or `whsk_` private keys) for `v1a`; list
  * several during a rotation. Every signature in the header is tried against every key; a header with
  * more than 16 signatures of one version is refused (`MALFORMED_HEADER`) before any is checked.
+ * `verify` needs node:crypto (Node, Deno, Bun); `verifyAsync` runs everywhere (Web Crypto elsewhere).
  *
  * @example
  * const verifier = createVerifier([process.env.WEBHOOK_SECRET!]);
  * const { id, timestamp } = verifier.verify({ body: rawBytes, headers: req.headers }, Date.now());
+ * const onAWorker = await verifier.verifyAsync({ body: rawBytes, headers: request.headers }, Date.now());
  */
 export function createVerifier(
   keys: string | readonly string[],
@@ -63,19 +67,43 @@ export function createVerifier(
 ): StandardWebhooksVerifier {
   const decoded = decodeVerifyingKeys(keys);
   const tolerance = resolveTolerance(options.tolerance, DEFAULT_TOLERANCE_MS);
+  const verify = (request: WebhookRequest, now: number): StandardWebhookVerification => {
+    requireSyncCrypto("createVerifier().verify()");
+    const signed = readSignedRequest(request, now, tolerance);
+    return verified(decoded, signed, firstMatch(decoded, signed, request.body));
+  };
   return {
     scheme: "standard-webhooks",
-    verify(request, now) {
-      const id = requireHeader(request.headers, "webhook-id");
-      const timestampText = requireHeader(request.headers, "webhook-timestamp");
-      const signatureHeader = requireHeader(request.headers, "webhook-signature", { join: " " });
-      const seconds = parseTimestampSeconds(timestampText, "webhook-timestamp");
-      assertInWindow(seconds, now, tolerance, "webhook-timestamp");
-      const signatures = parseSignatures(signatureHeader);
-      const { keyIndex, version } = match(decoded, signatures, `${id}.${timestampText}.`, request.body);
-      if (keyIndex === -1) throw signatureInvalid(decoded, signatures);
-      return { scheme: "standard-webhooks", id, timestamp: new Date(seconds * 1000), keyIndex, version };
-    },
+    verify,
+    verifyAsync: asyncPath(verify, async (request, now) => {
+      const signed = readSignedRequest(request, now, tolerance);
+      return verified(decoded, signed, (await keyHitsAsync(decoded, signed, request.body)).indexOf(true));
+    }),
+  };
+}
+
+function readSignedRequest(request: WebhookRequest, now: number, tolerance: number): SignedRequest {
+  const id = requireHeader(request.headers, "webhook-id");
+  const timestampText = requireHeader(request.headers, "webhook-timestamp");
+  const signatureHeader = requireHeader(request.headers, "webhook-signature", { join: " " });
+  const seconds = parseTimestampSeconds(timestampText, "webhook-timestamp");
+  assertInWindow(seconds, now, tolerance, "webhook-timestamp");
+  return { id, seconds, prefix: `${id}.${timestampText}.`, signatures: parseSignatures(signatureHeader) };
+}
+
+/** `keyIndex` is the first key in configuration order that any signature matched, or -1. */
+function verified(
+  keys: readonly DecodedKey[],
+  signed: SignedRequest,
+  keyIndex: number,
+): StandardWebhookVerification {
+  if (keyIndex === -1) throw signatureInvalid(keys, signed.signatures);
+  return {
+    scheme: "standard-webhooks",
+    id: signed.id,
+    timestamp: new Date(signed.seconds * 1000),
+    keyIndex,
+    version: keys[keyIndex]!.kind === "hmac" ? "v1" : "v1a",
   };
 }
 
@@ -90,7 +118,8 @@ export interface VerifyOptions extends VerifierOptions {
 /**
  * Verifies one Standard Webhooks request and returns its id, timestamp, the signature version and
  * the index of the key that matched; throws `WebhookVerificationError` otherwise. Pass the body as
- * the exact received bytes: a string body is hashed as its UTF-8 encoding.
+ * the exact received bytes: a string body is hashed as its UTF-8 encoding. Needs node:crypto (Node,
+ * Deno, Bun): elsewhere it throws `SYNC_CRYPTO_UNAVAILABLE`, and `verifyAsync()` is the one to call.
  *
  * @example
  * const { id } = verify(rawBody, req.headers, { keys: process.env.WEBHOOK_SECRET! });
@@ -100,12 +129,34 @@ export function verify(
   headers: HeadersLike,
   options: VerifyOptions,
 ): StandardWebhookVerification {
+  requireSyncCrypto("verify()");
   const verifier = createVerifier(
     options.keys,
     options.tolerance === undefined ? {} : { tolerance: options.tolerance },
   );
   const now = options.now === undefined ? Date.now() : resolveNow(options.now);
   return verifier.verify({ body: toBytes(body), headers }, now);
+}
+
+/**
+ * `verify()` on every runtime: Web Crypto where node:crypto is absent (Cloudflare Workers, Vercel
+ * Edge, browsers), node:crypto's synchronous path otherwise. Rejects with the same
+ * `WebhookVerificationError` codes as `verify()`.
+ *
+ * @example
+ * const { id } = await verifyAsync(rawBody, request.headers, { keys: env.WEBHOOK_SECRET });
+ */
+export async function verifyAsync(
+  body: Uint8Array | string,
+  headers: HeadersLike,
+  options: VerifyOptions,
+): Promise<StandardWebhookVerification> {
+  const verifier = createVerifier(
+    options.keys,
+    options.tolerance === undefined ? {} : { tolerance: options.tolerance },
+  );
+  const now = options.now === undefined ? Date.now() : resolveNow(options.now);
+  return verifier.verifyAsync({ body: toBytes(body), headers }, now);
 }
 
 function resolveNow(now: Date | (() => number)): number {
@@ -127,7 +178,7 @@ function parseSignatures(header: string): Signatures {
     if (version !== "v1" && version !== "v1a") continue;
     if (signatures[version].length === MAX_SIGNATURES_PER_VERSION) throw tooManySignatures(version);
     const value = token.slice(comma + 1);
-    if (version === "v1") signatures.v1.push(Buffer.from(value));
+    if (version === "v1") signatures.v1.push(utf8(value));
     // Garbage still counts as a v1a signature (one that cannot match), so it ends as SIGNATURE_INVALID.
     else signatures.v1a.push(decodeBase64Strict(value));
   }
@@ -151,45 +202,6 @@ function tooManySignatures(version: "v1" | "v1a"): WebhookVerificationError {
       "signatures of the keys in use.",
     "webhook-signature",
   );
-}
-
-/**
- * Tries every signature against every key without stopping at the first hit, so timing does not
- * reveal which key matched. The first matching key in configuration order wins.
- */
-function match(
-  keys: readonly DecodedKey[],
-  signatures: Signatures,
-  prefix: string,
-  body: Uint8Array,
-): { keyIndex: number; version: "v1" | "v1a" } {
-  let keyIndex = -1;
-  let version: "v1" | "v1a" = "v1";
-  const content =
-    signatures.v1a.length > 0 && keys.some((key) => key.kind === "ed25519")
-      ? Buffer.concat([Buffer.from(prefix), body])
-      : undefined;
-  for (let index = 0; index < keys.length; index++) {
-    const key = keys[index]!;
-    let hit = false;
-    if (key.kind === "hmac") {
-      if (signatures.v1.length > 0) {
-        const expected = Buffer.from(
-          createHmac("sha256", key.key).update(prefix).update(body).digest("base64"),
-        );
-        for (const candidate of signatures.v1) hit = constantTimeEqual(expected, candidate) || hit;
-      }
-    } else if (content !== undefined) {
-      for (const candidate of signatures.v1a) {
-        hit = (candidate?.length === 64 && ed25519Verify(null, content, key.key, candidate)) || hit;
-      }
-    }
-    if (hit && keyIndex === -1) {
-      keyIndex = index;
-      version = key.kind === "hmac" ? "v1" : "v1a";
-    }
-  }
-  return { keyIndex, version };
 }
 
 function signatureInvalid(keys: readonly DecodedKey[], signatures: Signatures): WebhookVerificationError {

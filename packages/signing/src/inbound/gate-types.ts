@@ -34,3 +34,12 @@ export interface GateResponse {
 
 /** Handles one verified webhook. Throwing releases the dedup record so the sender's retry is processed. */
 export type WebhookHandler<TPayload = unknown> = (event: VerifiedEvent<TPayload>) => unknown;
+
+/**
+ * What reading a request for the gate gives: the `InboundRequest` to hand `receiver.handle()`, or the
+ * answer that refuses it (unknown source, body too large or already parsed). `aborted` is set when
+ * the client went away mid-body: nobody is left to read the answer, and nothing needs logging.
+ */
+export type RequestRead =
+  | { request: InboundRequest; response?: undefined; aborted?: undefined }
+  | { request?: undefined; response: GateResponse; aborted: boolean };

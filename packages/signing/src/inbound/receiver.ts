@@ -1,5 +1,6 @@
+import { syncCrypto } from "#crypto";
 import { isPostelError, WebhookVerificationError } from "../errors.js";
-import type { VerifiedWebhook } from "../verifier.js";
+import type { VerifiedWebhook, Verifier } from "../verifier.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { ClaimResult } from "./dedup.js";
 import { InboundError } from "./errors.js";
@@ -108,7 +109,10 @@ export function Receiver<S extends Sources>(options: {
       throw payloadTooLarge(source.maxBodyBytes, name);
     }
     const now = clock.now();
-    const { verified, verifierIndex } = runVerifiers(source, request, now);
+    // Synchronous where node:crypto is: the Node gate awaits nothing more than it did before Web Crypto.
+    const { verified, verifierIndex } = syncCrypto
+      ? runVerifiers(source, request, now)
+      : await runVerifiersAsync(source, request, now);
     let payload = parsePayload(source, request.body);
     // A catalog event also carries its type and data on the event itself, for the handler to narrow.
     let catalogEvent: { type: string; data: unknown } | undefined;
@@ -225,22 +229,55 @@ export function Receiver<S extends Sources>(options: {
 // scheme that simply does not apply to this request.
 const SPECIFICITY = ["TIMESTAMP_OUT_OF_WINDOW", "SIGNATURE_INVALID", "MALFORMED_HEADER", "MISSING_HEADER"];
 
+/** Runs the source's verifiers in order until one accepts, each with its synchronous `verify` (node:crypto). */
 function runVerifiers(source: InboundSource, request: InboundRequest, now: number) {
   const failures: WebhookVerificationError[] = [];
   for (const [verifierIndex, verifier] of source.verifiers.entries()) {
     try {
       return { verified: verifier.verify(request, now) as VerifiedWebhook, verifierIndex };
     } catch (error) {
-      if (error instanceof WebhookVerificationError) failures.push(error);
-      else {
-        throw new InboundError(
-          "RECEIVER_MISCONFIGURED",
-          `Verifier ${verifierIndex} (${verifier.scheme}) of source "${source.name}" failed: ${isPostelError(error) ? error.message : "unexpected error"}`,
-          { cause: error },
-        );
-      }
+      failures.push(verificationFailure(error, source, verifier, verifierIndex));
     }
   }
+  return refuse(failures);
+}
+
+/**
+ * The same off Node, where crypto is Web Crypto: `verifyAsync` where a verifier has it (every verifier
+ * of this package), else `verify` (a custom verifier written before it).
+ */
+async function runVerifiersAsync(source: InboundSource, request: InboundRequest, now: number) {
+  const failures: WebhookVerificationError[] = [];
+  for (const [verifierIndex, verifier] of source.verifiers.entries()) {
+    try {
+      const verified: VerifiedWebhook = verifier.verifyAsync
+        ? await verifier.verifyAsync(request, now)
+        : verifier.verify(request, now);
+      return { verified, verifierIndex };
+    } catch (error) {
+      failures.push(verificationFailure(error, source, verifier, verifierIndex));
+    }
+  }
+  return refuse(failures);
+}
+
+/** A verifier's refusal, kept to pick the most specific; anything else is a misconfigured receiver. */
+function verificationFailure(
+  error: unknown,
+  source: InboundSource,
+  verifier: Verifier,
+  verifierIndex: number,
+): WebhookVerificationError {
+  if (error instanceof WebhookVerificationError) return error;
+  throw new InboundError(
+    "RECEIVER_MISCONFIGURED",
+    `Verifier ${verifierIndex} (${verifier.scheme}) of source "${source.name}" failed: ${isPostelError(error) ? error.message : "unexpected error"}`,
+    { cause: error },
+  );
+}
+
+/** No verifier accepted: the most specific refusal, as an InboundError. */
+function refuse(failures: WebhookVerificationError[]): never {
   failures.sort((a, b) => SPECIFICITY.indexOf(a.code) - SPECIFICITY.indexOf(b.code));
   const best = failures[0];
   throw new InboundError(

@@ -1,10 +1,20 @@
-import { createPublicKey, type KeyObject } from "node:crypto";
-import { decodePrivateKey, decodePublicKey, PRIVATE_KEY_PREFIX, PUBLIC_KEY_PREFIX } from "../ed25519-keys.js";
+import { ed25519PrivateKey, ed25519PublicKeyOf, hmacKey } from "#crypto";
+import {
+  decodePrivateKey,
+  decodePrivateKeyBytes,
+  decodePublicKey,
+  keyPairMismatch,
+  PRIVATE_KEY_PREFIX,
+  PUBLIC_KEY_PREFIX,
+} from "../ed25519-keys.js";
 import { InvalidKeyError } from "../errors.js";
 import { decodeSecret } from "../secret.js";
+import type { Ed25519PrivateKey, Ed25519PublicKey, HmacKey } from "./crypto.js";
 
-/** A key decoded once, ready for the hot path. */
-export type DecodedKey = { kind: "hmac"; key: Buffer } | { kind: "ed25519"; key: KeyObject };
+/** A verifying key decoded once, ready for the hot path. */
+export type DecodedKey = { kind: "hmac"; key: HmacKey } | { kind: "ed25519"; key: Ed25519PublicKey };
+/** A signing key decoded once. */
+export type SigningKey = { kind: "hmac"; key: HmacKey } | { kind: "ed25519"; key: Ed25519PrivateKey };
 
 /** Accepts one key or a list (rotation) and refuses an empty list, which could never verify. */
 export function keyList(keys: string | readonly string[]): readonly string[] {
@@ -21,7 +31,7 @@ export function keyList(keys: string | readonly string[]): readonly string[] {
 }
 
 /** A `whsec_`/bare secret becomes an HMAC key and a `whsk_` key an Ed25519 private key. */
-export function decodeSigningKeys(keys: string | readonly string[]): DecodedKey[] {
+export function decodeSigningKeys(keys: string | readonly string[]): SigningKey[] {
   const list = keyList(keys);
   return list.map((key, index) => {
     const name = label(list, index);
@@ -31,7 +41,7 @@ export function decodeSigningKeys(keys: string | readonly string[]): DecodedKey[
       );
     }
     if (key.startsWith(PRIVATE_KEY_PREFIX)) return { kind: "ed25519", key: decodePrivateKey(key, name) };
-    return { kind: "hmac", key: decodeSecret(key, name) };
+    return { kind: "hmac", key: hmacKey(decodeSecret(key, name)) };
   });
 }
 
@@ -45,9 +55,13 @@ export function decodeVerifyingKeys(keys: string | readonly string[]): DecodedKe
     const name = label(list, index);
     if (key.startsWith(PUBLIC_KEY_PREFIX)) return { kind: "ed25519", key: decodePublicKey(key, name) };
     if (key.startsWith(PRIVATE_KEY_PREFIX)) {
-      return { kind: "ed25519", key: createPublicKey(decodePrivateKey(key, name)) };
+      const { seed, claimedPublicKey } = decodePrivateKeyBytes(key, name);
+      const publicKey = ed25519PublicKeyOf(ed25519PrivateKey(seed), claimedPublicKey, () =>
+        keyPairMismatch(name),
+      );
+      return { kind: "ed25519", key: publicKey };
     }
-    return { kind: "hmac", key: decodeSecret(key, name) };
+    return { kind: "hmac", key: hmacKey(decodeSecret(key, name)) };
   });
 }
 

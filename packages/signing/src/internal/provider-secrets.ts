@@ -1,8 +1,9 @@
-import { createHmac } from "node:crypto";
+import { hmacKey, utf8 } from "#crypto";
 import { InvalidKeyError } from "../errors.js";
+import type { HmacKey } from "./crypto.js";
 
 /**
- * Normalises a provider's `secret | secrets` pair into key bytes. Provider secrets are used as the
+ * Normalises a provider's `secret | secrets` pair into HMAC keys. Provider secrets are used as the
  * literal UTF-8 string (Stripe's `whsec_` included), unlike Standard Webhooks secrets.
  */
 export function providerSecrets(
@@ -10,7 +11,7 @@ export function providerSecrets(
   options: Readonly<Record<string, unknown>>,
   singular: string,
   plural: string,
-): Buffer[] {
+): HmacKey[] {
   const one = options[singular];
   const many = options[plural];
   if (one !== undefined && many !== undefined) {
@@ -27,20 +28,6 @@ export function providerSecrets(
       const name = one !== undefined ? singular : `${plural}[${index}]`;
       throw new InvalidKeyError(`${provider}(): ${name} must be a non-empty string.`);
     }
-    return Buffer.from(secret, "utf8");
-  });
-}
-
-/** HMACs `parts` with every key and returns each digest as the encoded text the provider sends. */
-export function hmacEach(
-  keys: readonly Buffer[],
-  algorithm: "sha1" | "sha256",
-  encoding: "hex" | "base64",
-  parts: readonly (string | Uint8Array)[],
-): Buffer[] {
-  return keys.map((key) => {
-    const hmac = createHmac(algorithm, key);
-    for (const part of parts) hmac.update(part);
-    return Buffer.from(hmac.digest(encoding));
+    return hmacKey(utf8(secret));
   });
 }

@@ -1,7 +1,9 @@
+import { utf8 } from "#crypto";
 import { findMatch } from "../constant-time.js";
 import { WebhookVerificationError } from "../errors.js";
 import { readHeader, requireHeader } from "../headers.js";
-import { hmacEach, providerSecrets } from "../internal/provider-secrets.js";
+import { hmacVerifier, providerDigest } from "../internal/hmac-verifier.js";
+import { providerSecrets } from "../internal/provider-secrets.js";
 import type { Verifier } from "../verifier.js";
 
 const HEADER = "x-hub-signature-256";
@@ -20,11 +22,13 @@ export type GitHubOptions =
  * @example
  * const verifier = github({ secret: process.env.GITHUB_WEBHOOK_SECRET! });
  */
-export function github(options: GitHubOptions): Verifier {
-  const keys = providerSecrets("github", options, "secret", "secrets");
-  return {
+export function github(options: GitHubOptions): Required<Verifier> {
+  return hmacVerifier({
     scheme: "github",
-    verify(request) {
+    keys: providerSecrets("github", options, "secret", "secrets"),
+    hash: "sha256",
+    encoding: "hex",
+    read(request) {
       const signature = requireHeader(request.headers, HEADER);
       if (!signature.startsWith(PREFIX)) {
         throw new WebhookVerificationError(
@@ -33,10 +37,11 @@ export function github(options: GitHubOptions): Verifier {
           HEADER,
         );
       }
-      const expected = hmacEach(keys, "sha256", "hex", [request.body]).map((hex) =>
-        Buffer.concat([Buffer.from(PREFIX), hex]),
-      );
-      const keyIndex = findMatch(expected, [Buffer.from(signature)]);
+      // The prefix was just checked, so comparing what follows it compares the whole header.
+      return { hex: utf8(signature.slice(PREFIX.length)), parts: [request.body] };
+    },
+    decide({ hex }, digests, request) {
+      const keyIndex = findMatch(digests, [hex]);
       if (keyIndex === -1) {
         throw new WebhookVerificationError(
           "SIGNATURE_INVALID",
@@ -52,7 +57,7 @@ export function github(options: GitHubOptions): Verifier {
         keyIndex,
       };
     },
-  };
+  });
 }
 
 /**
@@ -62,6 +67,5 @@ export function github(options: GitHubOptions): Verifier {
  * const headers = github.sign({ secret: "It's a Secret to Everybody", body: "Hello, World!" });
  */
 github.sign = (input: { secret: string; body: Uint8Array | string }) => {
-  const [hex] = hmacEach([Buffer.from(input.secret)], "sha256", "hex", [input.body]);
-  return { [HEADER]: PREFIX + hex!.toString() };
+  return { [HEADER]: PREFIX + providerDigest("github.sign()", input.secret, "sha256", "hex", [input.body]) };
 };

@@ -1,7 +1,9 @@
+import { utf8 } from "#crypto";
 import { findMatch } from "../constant-time.js";
 import { WebhookVerificationError } from "../errors.js";
 import { readHeader, requireHeader } from "../headers.js";
-import { hmacEach, providerSecrets } from "../internal/provider-secrets.js";
+import { hmacVerifier, providerDigest } from "../internal/hmac-verifier.js";
+import { providerSecrets } from "../internal/provider-secrets.js";
 import type { Verifier } from "../verifier.js";
 
 const HEADER = "x-shopify-hmac-sha256";
@@ -19,15 +21,17 @@ export type ShopifyOptions =
  * @example
  * const verifier = shopify({ secret: process.env.SHOPIFY_CLIENT_SECRET! });
  */
-export function shopify(options: ShopifyOptions): Verifier {
-  const keys = providerSecrets("shopify", options, "secret", "secrets");
-  return {
+export function shopify(options: ShopifyOptions): Required<Verifier> {
+  return hmacVerifier({
     scheme: "shopify",
-    verify(request) {
-      const signature = requireHeader(request.headers, HEADER);
-      const keyIndex = findMatch(hmacEach(keys, "sha256", "base64", [request.body]), [
-        Buffer.from(signature),
-      ]);
+    keys: providerSecrets("shopify", options, "secret", "secrets"),
+    hash: "sha256",
+    encoding: "base64",
+    read(request) {
+      return { signature: utf8(requireHeader(request.headers, HEADER)), parts: [request.body] };
+    },
+    decide({ signature }, digests, request) {
+      const keyIndex = findMatch(digests, [signature]);
       if (keyIndex === -1) {
         throw new WebhookVerificationError(
           "SIGNATURE_INVALID",
@@ -43,7 +47,7 @@ export function shopify(options: ShopifyOptions): Verifier {
         keyIndex,
       };
     },
-  };
+  });
 }
 
 /**
@@ -53,8 +57,7 @@ export function shopify(options: ShopifyOptions): Verifier {
  * const headers = shopify.sign({ secret: "shpss_...", body });
  */
 shopify.sign = (input: { secret: string; body: Uint8Array | string }) => {
-  const [signature] = hmacEach([Buffer.from(input.secret)], "sha256", "base64", [input.body]);
-  return { [HEADER]: signature!.toString() };
+  return { [HEADER]: providerDigest("shopify.sign()", input.secret, "sha256", "base64", [input.body]) };
 };
 
 function triggeredAt(value: string | undefined): Date | undefined {

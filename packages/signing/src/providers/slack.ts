@@ -1,12 +1,15 @@
+import { utf8 } from "#crypto";
 import { findMatch } from "../constant-time.js";
 import { WebhookVerificationError } from "../errors.js";
 import { requireHeader } from "../headers.js";
-import { hmacEach, providerSecrets } from "../internal/provider-secrets.js";
+import { hmacVerifier, providerDigest } from "../internal/hmac-verifier.js";
+import { providerSecrets } from "../internal/provider-secrets.js";
 import { assertInWindow, parseTimestampSeconds, resolveTolerance, toTimestampSeconds } from "../timestamp.js";
 import type { Verifier } from "../verifier.js";
 
 const SIGNATURE = "x-slack-signature";
 const TIMESTAMP = "x-slack-request-timestamp";
+const VERSION = "v0=";
 
 /** Options of `slack()`: the app's signing secret(s) from "Basic Information". */
 export type SlackOptions = (
@@ -24,27 +27,32 @@ export type SlackOptions = (
  * @example
  * const verifier = slack({ signingSecret: process.env.SLACK_SIGNING_SECRET! });
  */
-export function slack(options: SlackOptions): Verifier {
+export function slack(options: SlackOptions): Required<Verifier> {
   const keys = providerSecrets("slack", options, "signingSecret", "signingSecrets");
   const tolerance = resolveTolerance(options.tolerance, 300_000);
-  return {
+  return hmacVerifier({
     scheme: "slack",
-    verify(request, now) {
+    keys,
+    hash: "sha256",
+    encoding: "hex",
+    read(request, now) {
       const signature = requireHeader(request.headers, SIGNATURE);
       const timestamp = requireHeader(request.headers, TIMESTAMP);
       const seconds = parseTimestampSeconds(timestamp, TIMESTAMP);
       assertInWindow(seconds, now, tolerance, TIMESTAMP);
-      if (!signature.startsWith("v0=")) {
+      if (!signature.startsWith(VERSION)) {
         throw new WebhookVerificationError(
           "MALFORMED_HEADER",
           'The x-slack-signature header must look like "v0=<hex>"; no other version exists.',
           SIGNATURE,
         );
       }
-      const expected = hmacEach(keys, "sha256", "hex", [`v0:${timestamp}:`, request.body]).map((hex) =>
-        Buffer.concat([Buffer.from("v0="), hex]),
-      );
-      const keyIndex = findMatch(expected, [Buffer.from(signature)]);
+      // The version was just checked, so comparing what follows it compares the whole header.
+      const hex = utf8(signature.slice(VERSION.length));
+      return { seconds, hex, parts: [`v0:${timestamp}:`, request.body] };
+    },
+    decide({ seconds, hex }, digests) {
+      const keyIndex = findMatch(digests, [hex]);
       if (keyIndex === -1) {
         throw new WebhookVerificationError(
           "SIGNATURE_INVALID",
@@ -55,7 +63,7 @@ export function slack(options: SlackOptions): Verifier {
       }
       return { scheme: "slack", id: undefined, timestamp: new Date(seconds * 1000), keyIndex };
     },
-  };
+  });
 }
 
 /**
@@ -66,6 +74,9 @@ export function slack(options: SlackOptions): Verifier {
  */
 slack.sign = (input: { signingSecret: string; timestamp: Date | number; body: Uint8Array | string }) => {
   const seconds = toTimestampSeconds(input.timestamp);
-  const [hex] = hmacEach([Buffer.from(input.signingSecret)], "sha256", "hex", [`v0:${seconds}:`, input.body]);
-  return { [SIGNATURE]: "v0=" + hex!.toString(), [TIMESTAMP]: String(seconds) };
+  const hex = providerDigest("slack.sign()", input.signingSecret, "sha256", "hex", [
+    `v0:${seconds}:`,
+    input.body,
+  ]);
+  return { [SIGNATURE]: VERSION + hex, [TIMESTAMP]: String(seconds) };
 };

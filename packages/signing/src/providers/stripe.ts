@@ -1,7 +1,9 @@
+import { utf8 } from "#crypto";
 import { findMatch } from "../constant-time.js";
 import { WebhookVerificationError } from "../errors.js";
 import { requireHeader } from "../headers.js";
-import { hmacEach, providerSecrets } from "../internal/provider-secrets.js";
+import { hmacVerifier, providerDigest } from "../internal/hmac-verifier.js";
+import { providerSecrets } from "../internal/provider-secrets.js";
 import { assertInWindow, parseTimestampSeconds, resolveTolerance, toTimestampSeconds } from "../timestamp.js";
 import type { Verifier } from "../verifier.js";
 
@@ -24,19 +26,22 @@ export type StripeOptions = (
  * @example
  * const verifier = stripe({ secret: process.env.STRIPE_WEBHOOK_SECRET! });
  */
-export function stripe(options: StripeOptions): Verifier {
+export function stripe(options: StripeOptions): Required<Verifier> {
   const keys = providerSecrets("stripe", options, "secret", "secrets");
   const tolerance = resolveTolerance(options.tolerance, 300_000);
-  return {
+  return hmacVerifier({
     scheme: "stripe",
-    verify(request, now) {
+    keys,
+    hash: "sha256",
+    encoding: "hex",
+    read(request, now) {
       const { timestamp, signatures } = parseStripeHeader(requireHeader(request.headers, HEADER));
       const seconds = parseTimestampSeconds(timestamp, HEADER);
       assertInWindow(seconds, now, tolerance, HEADER);
-      const keyIndex = findMatch(
-        hmacEach(keys, "sha256", "hex", [`${timestamp}.`, request.body]),
-        signatures,
-      );
+      return { seconds, signatures, parts: [`${timestamp}.`, request.body] };
+    },
+    decide({ seconds, signatures }, digests) {
+      const keyIndex = findMatch(digests, signatures);
       if (keyIndex === -1) {
         throw new WebhookVerificationError(
           "SIGNATURE_INVALID",
@@ -47,7 +52,7 @@ export function stripe(options: StripeOptions): Verifier {
       }
       return { scheme: "stripe", id: undefined, timestamp: new Date(seconds * 1000), keyIndex };
     },
-  };
+  });
 }
 
 /**
@@ -58,13 +63,16 @@ export function stripe(options: StripeOptions): Verifier {
  */
 stripe.sign = (input: { secret: string; timestamp: Date | number; body: Uint8Array | string }) => {
   const seconds = toTimestampSeconds(input.timestamp);
-  const [signature] = hmacEach([Buffer.from(input.secret)], "sha256", "hex", [`${seconds}.`, input.body]);
-  return { [HEADER]: `t=${seconds},v1=${signature!.toString()}` };
+  const signature = providerDigest("stripe.sign()", input.secret, "sha256", "hex", [
+    `${seconds}.`,
+    input.body,
+  ]);
+  return { [HEADER]: `t=${seconds},v1=${signature}` };
 };
 
-function parseStripeHeader(header: string): { timestamp: string; signatures: Buffer[] } {
+function parseStripeHeader(header: string): { timestamp: string; signatures: Uint8Array[] } {
   let timestamp: string | undefined;
-  const signatures: Buffer[] = [];
+  const signatures: Uint8Array[] = [];
   for (const item of header.split(",")) {
     const equals = item.indexOf("=");
     const key = item.slice(0, equals).trim();
@@ -72,7 +80,7 @@ function parseStripeHeader(header: string): { timestamp: string; signatures: Buf
     if (equals === -1) continue;
     if (key === "t") timestamp = value;
     // v0 and any other scheme are ignored, as Stripe's own libraries do.
-    else if (key === "v1") signatures.push(Buffer.from(value));
+    else if (key === "v1") signatures.push(utf8(value));
   }
   if (timestamp === undefined || signatures.length === 0) {
     throw new WebhookVerificationError(

@@ -1,4 +1,4 @@
-import { parse, stringify } from "node:querystring";
+import { reencodeLegacyQuery } from "./twilio-legacy-query.js";
 
 /**
  * The URLs a Twilio signature may have been computed over, for the URL a request arrived on, in the
@@ -57,5 +57,5 @@ function addPort(url: string): string {
 function withLegacyQuery(url: string): string {
   const queryStart = url.indexOf("?");
   if (queryStart === -1 || queryStart === url.length - 1) return url;
-  return `${url.slice(0, queryStart)}?${stringify(parse(url.slice(queryStart + 1)))}`;
+  return `${url.slice(0, queryStart)}?${reencodeLegacyQuery(url.slice(queryStart + 1))}`;
 }

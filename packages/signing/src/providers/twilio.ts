@@ -1,9 +1,12 @@
-import { createHash } from "node:crypto";
+import { asyncPath, hmac, hmacSync, requireSyncCrypto, sha256Hex, sha256HexSync, utf8 } from "#crypto";
 import { constantTimeEqual, findMatch } from "../constant-time.js";
 import { InvalidArgumentError, WebhookVerificationError } from "../errors.js";
 import { readHeader, requireHeader } from "../headers.js";
-import { hmacEach, providerSecrets } from "../internal/provider-secrets.js";
-import type { Verifier, WebhookRequest } from "../verifier.js";
+import { fromUtf8 } from "../internal/bytes.js";
+import type { HmacHash, HmacKey } from "../internal/crypto.js";
+import { providerDigest } from "../internal/hmac-verifier.js";
+import { providerSecrets } from "../internal/provider-secrets.js";
+import type { VerifiedWebhook, Verifier, WebhookRequest } from "../verifier.js";
 import { signedUrls } from "./twilio-urls.js";
 
 const HEADER = "x-twilio-signature";
@@ -48,7 +51,7 @@ export type TwilioParams = Readonly<Record<string, string | readonly string[]>>;
  * @example
  * const verifier = twilio({ authToken: process.env.TWILIO_AUTH_TOKEN!, url: "https://example.com/sms" });
  */
-export function twilio(options: TwilioOptions): Verifier {
+export function twilio(options: TwilioOptions): Required<Verifier> {
   const hasSharedKeys = options.sharedKeySecret !== undefined || options.sharedKeySecrets !== undefined;
   const authTokens =
     options.authToken !== undefined || options.authTokens !== undefined || !hasSharedKeys
@@ -57,41 +60,78 @@ export function twilio(options: TwilioOptions): Verifier {
   const sharedKeys = hasSharedKeys
     ? providerSecrets("twilio", options, "sharedKeySecret", "sharedKeySecrets")
     : [];
+  const read = (request: WebhookRequest): SignedRequest => {
+    const signature = utf8(requireHeader(request.headers, HEADER));
+    const { keys, algorithm, what } = signingKeys(request, authTokens, sharedKeys);
+    const url = requestUrl(options.url, request);
+    const bodyHash = new URL(url).searchParams.get("bodySHA256");
+    const params =
+      bodyHash === null && isForm(request) ? formParams(request.body) : new Map<string, string[]>();
+    const messages = signedUrls(url).map((candidate) => signedData(candidate, params));
+    return { signature, keys, algorithm, what, messages, bodyHash };
+  };
+  const verify = (request: WebhookRequest): VerifiedWebhook => {
+    requireSyncCrypto("twilio().verify()");
+    const signed = read(request);
+    const { keys, algorithm, messages, bodyHash } = signed;
+    const digests = keys.flatMap((key) =>
+      messages.map((data) => utf8(hmacSync(key, algorithm, "base64", [data]))),
+    );
+    return decide(signed, digests, bodyHash === null ? null : sha256HexSync(request.body), request);
+  };
   return {
     scheme: "twilio",
-    verify(request) {
-      const signature = Buffer.from(requireHeader(request.headers, HEADER));
-      const { keys, algorithm, what } = signingKeys(request, authTokens, sharedKeys);
-      const url = requestUrl(options.url, request);
-      const bodyHash = new URL(url).searchParams.get("bodySHA256");
-      const params =
-        bodyHash === null && isForm(request) ? formParams(request.body) : new Map<string, string[]>();
-      const urls = signedUrls(url);
-      const expected = keys.flatMap((key) =>
-        urls.map((candidate) => hmacEach([key], algorithm, "base64", [signedData(candidate, params)])[0]!),
-      );
-      const match = findMatch(expected, [signature]);
-      const bodyMatches =
-        bodyHash === null ||
-        constantTimeEqual(createHash("sha256").update(request.body).digest("hex"), bodyHash);
-      if (match === -1 || !bodyMatches) {
-        throw new WebhookVerificationError(
-          "SIGNATURE_INVALID",
-          (match === -1
-            ? `The x-twilio-signature header does not match the configured ${what} for this URL. `
-            : "The body does not match the bodySHA256 query parameter. ") +
-            `Check the ${what}, that the URL is exactly the one configured in Twilio (scheme, host, ` +
-            "path and query), and that the body is the raw bytes received.",
-          HEADER,
-        );
-      }
-      return {
-        scheme: "twilio",
-        id: readHeader(request.headers, "i-twilio-idempotency-token"),
-        timestamp: undefined,
-        keyIndex: Math.floor(match / urls.length),
-      };
-    },
+    verify,
+    verifyAsync: asyncPath(verify, async (request) => {
+      const signed = read(request);
+      const { keys, algorithm, messages, bodyHash } = signed;
+      const [texts, bodyDigest] = await Promise.all([
+        Promise.all(keys.flatMap((key) => messages.map((data) => hmac(key, algorithm, "base64", [data])))),
+        bodyHash === null ? null : sha256Hex(request.body),
+      ]);
+      return decide(signed, texts.map(utf8), bodyDigest, request);
+    }),
+  };
+}
+
+/** What the request says was signed, and with which keys, read before any crypto runs. */
+interface SignedRequest {
+  signature: Uint8Array;
+  keys: readonly HmacKey[];
+  algorithm: HmacHash;
+  what: string;
+  /** The signed data for each URL form Twilio may have signed (see `signedUrls`). */
+  messages: string[];
+  /** The `bodySHA256` query parameter of a JSON body's URL, else null. */
+  bodyHash: string | null;
+}
+
+/** `digests` holds one HMAC per key and URL form, key by key; `bodyDigest` the body's SHA-256 when the URL names one. */
+function decide(
+  signed: SignedRequest,
+  digests: readonly Uint8Array[],
+  bodyDigest: string | null,
+  request: WebhookRequest,
+): VerifiedWebhook {
+  const { what, messages, bodyHash } = signed;
+  const match = findMatch(digests, [signed.signature]);
+  const bodyMatches = bodyHash === null || constantTimeEqual(bodyDigest ?? "", bodyHash);
+  if (match === -1 || !bodyMatches) {
+    throw new WebhookVerificationError(
+      "SIGNATURE_INVALID",
+      (match === -1
+        ? `The x-twilio-signature header does not match the configured ${what} for this URL. `
+        : "The body does not match the bodySHA256 query parameter. ") +
+        `Check the ${what}, that the URL is exactly the one configured in Twilio (scheme, host, ` +
+        "path and query), and that the body is the raw bytes received.",
+      HEADER,
+    );
+  }
+  return {
+    scheme: "twilio",
+    id: readHeader(request.headers, "i-twilio-idempotency-token"),
+    timestamp: undefined,
+    keyIndex: Math.floor(match / messages.length),
   };
 }
 
@@ -103,10 +143,11 @@ export function twilio(options: TwilioOptions): Verifier {
  */
 twilio.sign = (input: { authToken: string; url: string; params?: TwilioParams }) => {
   const params = new Map(Object.entries(input.params ?? {}).map(([key, value]) => [key, [value].flat()]));
-  const [signature] = hmacEach([Buffer.from(input.authToken)], "sha1", "base64", [
-    signedData(input.url, params),
-  ]);
-  return { [HEADER]: signature!.toString() };
+  return {
+    [HEADER]: providerDigest("twilio.sign()", input.authToken, "sha1", "base64", [
+      signedData(input.url, params),
+    ]),
+  };
 };
 
 /**
@@ -116,9 +157,9 @@ twilio.sign = (input: { authToken: string; url: string; params?: TwilioParams })
  */
 function signingKeys(
   request: WebhookRequest,
-  authTokens: readonly Buffer[],
-  sharedKeys: readonly Buffer[],
-): { keys: readonly Buffer[]; algorithm: "sha1" | "sha256"; what: string } {
+  authTokens: readonly HmacKey[],
+  sharedKeys: readonly HmacKey[],
+): { keys: readonly HmacKey[]; algorithm: HmacHash; what: string } {
   const settings = readHeader(request.headers, SETTINGS_HEADER);
   if (!settings) {
     if (authTokens.length > 0) return { keys: authTokens, algorithm: "sha1", what: "auth token(s)" };
@@ -198,7 +239,7 @@ function isForm(request: WebhookRequest): boolean {
 
 function formParams(body: Uint8Array): Map<string, string[]> {
   const params = new Map<string, string[]>();
-  for (const [key, value] of new URLSearchParams(Buffer.from(body).toString("utf8"))) {
+  for (const [key, value] of new URLSearchParams(fromUtf8(body))) {
     params.set(key, [...(params.get(key) ?? []), value]);
   }
   return params;
