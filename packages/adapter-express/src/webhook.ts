@@ -1,10 +1,7 @@
 import {
-  bodyAlreadyParsed,
-  distinctHeaders,
   type EventOf,
-  errorResponse,
   type GateResponse,
-  InboundError,
+  handleNodeRequest,
   type InboundSources,
   type PayloadOf,
   type Receiver,
@@ -53,81 +50,36 @@ export function webhook<S extends InboundSources, K extends keyof S & string>(
   options: WebhookOptions = {},
 ): RequestHandler {
   // Resolved once, so a route for an unknown source fails when the app starts, not per request.
-  const limit = receiver.maxBodyBytes(source);
+  receiver.maxBodyBytes(source);
   const onError =
     options.onError ?? ((error) => console.error(`[postel] webhook handler of "${source}" failed:`, error));
   const gate = async (req: Request, res: Response): Promise<void> => {
-    const body = await receiveBody(req, source, limit);
+    const answer = await handleNodeRequest(
+      receiver,
+      source,
+      req,
+      (event) => {
+        res.locals["webhook"] = event;
+        return handler(event, req, res);
+      },
+      {
+        url: `${req.protocol}://${req.get("host")}${req.originalUrl}`,
+        fix: FIX,
+        onError: (error) => onError(error, req),
+      },
+    );
     // The client went away mid-body: nobody is left to answer, and logging it would let anyone
-    // write a stack trace to the app's logs per request.
-    if (body === ABORTED) return;
-    const url = `${req.protocol}://${req.get("host")}${req.originalUrl}`;
-    const response =
-      body instanceof InboundError
-        ? errorResponse(body)
-        : await receiver.handle(source, { body, headers: distinctHeaders(req), url }, (event) => {
-            res.locals["webhook"] = event;
-            return handler(event, req, res);
-          });
-    if (response.error !== undefined) onError(response.error, req);
-    if (!res.headersSent) send(res, response);
+    // write a stack trace to the app's logs per request. A handler that answered itself stands.
+    if (answer.aborted || res.headersSent) return;
+    send(res, answer);
   };
   // Only a bug (an onError that throws, a header Express refuses) gets here: Express reports it.
   return (req, res, next) => void gate(req, res).catch(next);
 }
 
-const ABORTED = Symbol("aborted");
-
 function send(res: Response, response: GateResponse): void {
-  // A refusal before the body was read leaves bytes on the socket: close it rather than drain them.
+  // A refused body may still be on the socket (unread behind a declared size, or being drained):
+  // close the connection rather than read it all.
   if (response.status === 413) res.set("connection", "close");
   res.status(response.status).set(response.headers).send(response.body);
 }
-
-/**
- * The exact bytes: a Buffer left by `express.raw()`, else read from the stream, stopping past `limit`.
- * Resolves an InboundError for the refusals the gate answers (too large, already parsed), and
- * ABORTED when the stream broke or closed before its end (the client went away).
- */
-function receiveBody(
-  req: Request,
-  source: string,
-  limit: number,
-): Promise<Uint8Array | InboundError | typeof ABORTED> {
-  const tooLarge = () =>
-    new InboundError(
-      "PAYLOAD_TOO_LARGE",
-      `The body is larger than ${limit} bytes, the limit of source "${source}".`,
-    );
-  if (Buffer.isBuffer(req.body)) return Promise.resolve(req.body);
-  // body-parser 1.x sets `req.body = {}` without reading a body whose content type it skips.
-  const parsed = req.body !== undefined && !(isObject(req.body) && Object.keys(req.body).length === 0);
-  if (parsed || req.readableDidRead || req.readableEnded) return Promise.resolve(bodyAlreadyParsed(FIX));
-  if (Number(req.headers["content-length"]) > limit) return Promise.resolve(tooLarge());
-
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.byteLength;
-      chunks.push(chunk);
-      if (size > limit) {
-        stop();
-        req.pause();
-        resolve(tooLarge());
-      }
-    };
-    const onEnd = () => {
-      stop();
-      resolve(Buffer.concat(chunks, size));
-    };
-    const onAbort = () => {
-      stop();
-      resolve(ABORTED);
-    };
-    const stop = () => req.off("data", onData).off("end", onEnd).off("error", onAbort).off("close", onAbort);
-    req.on("data", onData).on("end", onEnd).on("error", onAbort).on("close", onAbort);
-  });
-}
-
-const isObject = (value: unknown): value is object => typeof value === "object" && value !== null;

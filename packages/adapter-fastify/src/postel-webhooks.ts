@@ -1,9 +1,9 @@
 import {
   type EventOf,
   errorResponse,
-  InboundError,
   type InboundSources,
   type PayloadOf,
+  payloadTooLarge,
   type Receiver,
 } from "@postel/signing/inbound";
 import type { FastifyError, FastifyPluginAsync } from "fastify";
@@ -42,10 +42,7 @@ export function postelWebhooks<S extends InboundSources>(
     scope.decorateRequest("webhook", undefined);
     for (const route of routes) {
       const limit = receiver.maxBodyBytes(route.source);
-      const tooLarge = new InboundError(
-        "PAYLOAD_TOO_LARGE",
-        `The body is larger than ${limit} bytes, the limit of source "${route.source}".`,
-      );
+      const tooLarge = payloadTooLarge(limit, route.source);
       scope.post(route.url, {
         bodyLimit: limit,
         handler: webhookHandler(receiver, route.source, route.handler),

@@ -6,9 +6,9 @@ import {
   type GateResponse,
   type InboundRequest,
   type InboundSources,
-  payloadTooLarge,
-  readBody,
   type Receiver,
+  type RequestRead,
+  readRequest,
 } from "@postel/signing/inbound";
 import type { Context, Env, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -57,21 +57,17 @@ export function webhook<S extends InboundSources, K extends keyof S & string, E 
   options: HonoWebhookOptions = {},
 ): MiddlewareHandler<E & WebhookEnv<EventOf<S, K>>> {
   return async (c, next) => {
-    const body = await readRequestBody(c, receiver, source);
-    if (!(body instanceof Uint8Array)) return send(c, body);
+    const read = await readHonoRequest(c, receiver, source);
+    if (read.response) return send(c, read.response);
     let routeAnswered = false;
-    const response = await receiver.handle(
-      source,
-      { body, headers: requestHeaders(c), url: c.req.url },
-      async (event) => {
-        c.set("webhook", event);
-        if (handler) return handler(event, c);
-        await next();
-        routeAnswered = c.finalized;
-        if (c.error) throw c.error;
-        if (routeAnswered && !c.res.ok) throw new Error(`The route's handler answered ${c.res.status}.`);
-      },
-    );
+    const response = await receiver.handle(source, read.request, async (event) => {
+      c.set("webhook", event);
+      if (handler) return handler(event, c);
+      await next();
+      routeAnswered = c.finalized;
+      if (c.error) throw c.error;
+      if (routeAnswered && !c.res.ok) throw new Error(`The route's handler answered ${c.res.status}.`);
+    });
     // The route's handler answered (through Hono's onError, if it threw): its response stands.
     if (routeAnswered) return;
     if ("error" in response) {
@@ -94,25 +90,25 @@ function send(c: Context, response: GateResponse): Response {
   return c.body(response.body, response.status as ContentfulStatusCode, response.headers);
 }
 
-async function readRequestBody<S extends InboundSources>(
+// The gate reads the body (limit, "already parsed", 413); Hono's own part is its body cache.
+async function readHonoRequest<S extends InboundSources>(
   c: Context,
   receiver: Receiver<S>,
   source: keyof S & string,
-): Promise<Uint8Array | GateResponse> {
+): Promise<RequestRead> {
+  const headers = requestHeaders(c);
+  // Hono caches each body read in `bodyCache`: raw bytes are only there under `arrayBuffer` (and only
+  // if that was the first read); `text`/`json`/`formData` were decoded, so the signed bytes are gone.
+  const cache = c.req.bodyCache;
   try {
-    const limit = receiver.maxBodyBytes(source);
-    if (Number(c.req.header("content-length")) > limit) throw payloadTooLarge(limit, source);
-    // Hono caches each body read in `bodyCache`: raw bytes are only there under `arrayBuffer` (and only
-    // if that was the first read); `text`/`json`/`formData` were decoded, so the signed bytes are gone.
-    const cache = c.req.bodyCache;
-    if (cache.arrayBuffer) return new Uint8Array(await cache.arrayBuffer);
-    if (Object.keys(cache).length > 0 || c.req.raw.bodyUsed) throw bodyAlreadyParsed(FIX);
-    const body = await readBody(c.req.raw.body, limit);
-    if (!body) throw payloadTooLarge(limit, source);
-    // Later code may still call c.req.json() and friends; Hono stores promises here.
-    Object.assign(cache, { arrayBuffer: Promise.resolve(body.buffer) });
-    return body;
+    if (cache.arrayBuffer)
+      return { request: { body: new Uint8Array(await cache.arrayBuffer), headers, url: c.req.url } };
+    if (Object.keys(cache).length > 0) throw bodyAlreadyParsed(FIX);
   } catch (error) {
-    return errorResponse(error);
+    return { response: errorResponse(error), aborted: false };
   }
+  const read = await readRequest(receiver, source, c.req.raw, { headers, fix: FIX });
+  // Later code may still call c.req.json() and friends; Hono stores promises here.
+  if (read.request) Object.assign(cache, { arrayBuffer: Promise.resolve(read.request.body.buffer) });
+  return read;
 }

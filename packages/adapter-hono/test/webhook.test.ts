@@ -140,6 +140,26 @@ describe("reading the body", () => {
     expect(response.headers.get("x-postel-error")).toBe("PAYLOAD_TOO_LARGE");
   });
 
+  test("answers 413 to a chunked body as soon as it passes the limit, while the client is still sending", async () => {
+    const app = new Hono();
+    const handler = vi.fn();
+    const source = Receiver({ sources: { small: { verify: secret, maxBodyBytes: 1024 } } });
+    app.post("/webhooks", webhook(source, "small", handler));
+    const server = await serve(app);
+    const answer = await new Promise<{ status: number | undefined; code: unknown }>((resolve, reject) => {
+      const request = http.request(server.url, { method: "POST", headers: signed() });
+      request.on("error", reject).on("response", (response) => {
+        resolve({ status: response.statusCode, code: response.headers["x-postel-error"] });
+        request.destroy();
+      });
+      // No content-length, and the request is never ended: only the bytes so far can trigger the answer.
+      request.write("x".repeat(600));
+      request.write("x".repeat(600));
+    });
+    expect(answer).toEqual({ status: 413, code: "PAYLOAD_TOO_LARGE" });
+    expect(handler).not.toHaveBeenCalled();
+  });
+
   test("refuses a declared oversized body with 413 without waiting for it", async () => {
     const app = new Hono();
     const source = Receiver({ sources: { small: { verify: secret, maxBodyBytes: 1024 } } });

@@ -1,13 +1,4 @@
-import {
-  bodyAlreadyParsed,
-  type EventOf,
-  errorResponse,
-  type GateResponse,
-  type InboundSources,
-  payloadTooLarge,
-  readBody,
-  type Receiver,
-} from "@postel/signing/inbound";
+import { type EventOf, handleRequest, type InboundSources, type Receiver } from "@postel/signing/inbound";
 
 /** Handles one verified webhook in a route; throwing releases the dedup record for the sender's retry. */
 export type RouteWebhookHandler<TEvent, TRequest> = (event: TEvent, request: TRequest) => unknown;
@@ -45,32 +36,7 @@ export function webhookRoute<S extends InboundSources, K extends keyof S & strin
   handler: RouteWebhookHandler<EventOf<S, K>, Request>,
   options: NextWebhookOptions = {},
 ): (request: Request) => Promise<Response> {
-  return async (request) => {
-    const body = await readRequestBody(request, receiver, source);
-    const response =
-      body instanceof Uint8Array
-        ? await receiver.handle(source, { body, headers: request.headers, url: request.url }, (event) =>
-            handler(event, request),
-          )
-        : body;
-    if ("error" in response) (options.onError ?? console.error)(response.error);
-    return new Response(response.body, { status: response.status, headers: response.headers });
-  };
-}
-
-async function readRequestBody<S extends InboundSources>(
-  request: Request,
-  receiver: Receiver<S>,
-  source: keyof S & string,
-): Promise<Uint8Array | GateResponse> {
-  try {
-    const limit = receiver.maxBodyBytes(source);
-    if (Number(request.headers.get("content-length")) > limit) throw payloadTooLarge(limit, source);
-    if (request.bodyUsed) throw bodyAlreadyParsed(FIX);
-    const body = await readBody(request.body, limit);
-    if (!body) throw payloadTooLarge(limit, source);
-    return body;
-  } catch (error) {
-    return errorResponse(error);
-  }
+  const gateOptions = { fix: FIX, ...(options.onError && { onError: options.onError }) };
+  return (request) =>
+    handleRequest(receiver, source, request, (event) => handler(event, request), gateOptions);
 }

@@ -72,6 +72,25 @@ describe("webhookApiRoute (Pages Router)", () => {
     expect([chunked.status, chunked.headers.get("x-postel-error")]).toEqual([413, "PAYLOAD_TOO_LARGE"]);
   });
 
+  test("answers 413 to a chunked body as soon as it passes the limit, while the client is still sending", async () => {
+    const receiver = Receiver({ sources: { small: { verify: secret, maxBodyBytes: 1024 } } });
+    const server = await serve(
+      webhookApiRoute(receiver, "small", () => {}),
+      { api: { bodyParser: false } },
+    );
+    const answer = await new Promise<{ status: number | undefined; code: unknown }>((resolve, reject) => {
+      const request = http.request(server.url, { method: "POST" });
+      request.on("error", reject).on("response", (response) => {
+        resolve({ status: response.statusCode, code: response.headers["x-postel-error"] });
+        request.destroy();
+      });
+      // No content-length, and the request is never ended: only the bytes so far can trigger the answer.
+      request.write("x".repeat(600));
+      request.write("x".repeat(600));
+    });
+    expect(answer).toEqual({ status: 413, code: "PAYLOAD_TOO_LARGE" });
+  });
+
   test("a stream other code already read is BODY_ALREADY_PARSED, naming the fix", async () => {
     const route = webhookApiRoute(Receiver({ sources: { a: { verify: secret } } }), "a", () => {});
     const server = await serve(
