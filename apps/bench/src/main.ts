@@ -21,6 +21,7 @@ import { noisyNeighbour } from "./scenarios/noisy-neighbour.js";
 import { peers } from "./scenarios/peers.js";
 import { portal } from "./scenarios/portal.js";
 import { quietEndpoint } from "./scenarios/quiet-endpoint.js";
+import { receive } from "./scenarios/receive.js";
 import { ordering } from "./scenarios/ordering.js";
 import { retention, sqliteRetention } from "./scenarios/retention.js";
 import { sendBatch, sqliteSendBatch } from "./scenarios/send-batch.js";
@@ -67,6 +68,7 @@ const SCENARIOS: Scenario[] = [
   tail,
   portal,
   failover,
+  receive,
   sqliteDrain,
   sqliteSendLatency,
   sqliteSendBatch,
@@ -80,7 +82,7 @@ const USAGE = `Usage: pnpm bench [--quick] [--storage <postgres|sqlite>] [--scen
 
   --quick            scale everything down (a smoke run of a minute or two)
   --storage <kind>   run only the scenarios of this storage: postgres (${names("postgres")})
-                     or sqlite (${names("sqlite")}, no server needed)
+                     or sqlite (${names("sqlite")}, no server needed); ${names("none")} need no database
   --scenario <name>  run only this scenario (repeatable)
   --runs <n>         runs per measurement (default 3, quick 1); the table shows medians
   --baseline <ref>   also measure that commit's library (built once in a scratch worktree) with this

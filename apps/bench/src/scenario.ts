@@ -115,8 +115,11 @@ export interface ScenarioContext {
 /** One named scenario of the bench. */
 export interface Scenario {
   name: string;
-  /** The database it needs: a PostgreSQL server, or only a SQLite file (`--storage` selects by this). */
-  storage: StorageKind;
+  /**
+   * The database it needs: a PostgreSQL server, only a SQLite file, or none (an in-process
+   * measurement); `--storage` selects by this.
+   */
+  storage: StorageKind | "none";
   description: string;
   run(context: ScenarioContext): Promise<Metric[]>;
 }

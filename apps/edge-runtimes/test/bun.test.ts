@@ -1,0 +1,4 @@
+import { receivingSuite } from "./receiving-suite.js";
+import { bun } from "./runtimes.js";
+
+receivingSuite(bun);

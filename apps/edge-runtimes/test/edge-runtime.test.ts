@@ -1,0 +1,4 @@
+import { receivingSuite } from "./receiving-suite.js";
+import { edgeRuntime } from "./runtimes.js";
+
+receivingSuite(edgeRuntime);

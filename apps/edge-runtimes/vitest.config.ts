@@ -1,0 +1,3 @@
+import { postelVitestConfig } from "../../vitest.shared.ts";
+
+export default postelVitestConfig({ testTimeout: 30_000 });
