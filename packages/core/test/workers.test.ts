@@ -371,7 +371,9 @@ describe("a message sent while a claim only turns a key's backlog into waiting r
       if (Date.now() > deadline) throw new Error("the hot key did not drain");
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    const hot = h.receiver.requests.filter((r) => r.path === "/hot").map((r) => JSON.parse(r.body).data);
+    const hot = h.receiver.requests
+      .filter((r) => r.path === "/hot")
+      .map((r) => JSON.parse(String(r.body)).data);
     expect(hot).toEqual(Array.from({ length: 40 }, (_, i) => i));
   });
 });

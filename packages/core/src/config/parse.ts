@@ -54,6 +54,22 @@ function hasMethods<T>(method: string, what: string, ...more: string[]) {
   );
 }
 
+/**
+ * Why `outbound` is refused on Bun. Requests go out through undici's `Agent` (the private-network
+ * guard at connect time, the timeouts, a pool per endpoint); Bun answers `undici` with a partial
+ * shim of its own, where every such request fails as a network error: deliveries would only retry
+ * until they dead-letter. Deno runs the real undici, and sends.
+ */
+const BUN_CANNOT_SEND =
+  "sending webhooks needs Node.js or Deno: on Bun, undici's Agent (which Postel sends through) is a " +
+  "partial shim and every request fails as a network error. Send from a Node.js process (the outbox " +
+  "is in your database: any process of your app can run postel.start()); receiving (the gate) works on Bun.";
+
+/** Whether this is Bun (it sets `process.versions.bun`). */
+function onBun(): boolean {
+  return typeof process !== "undefined" && typeof process.versions?.["bun"] === "string";
+}
+
 /** Validates `Postel()` options, throwing one `ConfigurationError` that lists every bad field. */
 export function parsePostelOptions(options: unknown, workerId: () => string): PostelConfig {
   const result = v.safeParse(PostelSchema, withFalseAsNull(options));
@@ -62,6 +78,7 @@ export function parsePostelOptions(options: unknown, workerId: () => string): Po
   const telemetry = (result.output.telemetry ?? null) as TelemetryOptions | null;
   if (!outbound) return { outbound: null, clock, random, telemetry };
   const issues: ConfigurationIssue[] = [];
+  if (onBun()) issues.push({ path: "outbound", message: BUN_CANNOT_SEND });
   if (outbound.signing.algorithm === undefined) outbound.signing.algorithm = "v1";
   const { storage, credentials } = withCredentials(outbound.credentials, outbound.storage, clock, issues);
   const config: OutboundConfig = {
