@@ -60,7 +60,7 @@ export function MapStorage(): DeliveryStorage {
         .filter((m) => m.fanoutLease === null || m.fanoutLease.until <= now) // unleased, or the lease ended
         .sort(byAge);
       // Up to `newest.limit` of the newest since `newest.since` (so a fresh send skips the backlog),
-      // then the oldest, up to `limit` in all.
+      // then the oldest, up to `limit` in all; with `newest.only`, none of the oldest.
       const picked = new Set(
         newest
           ? claimable
@@ -69,7 +69,7 @@ export function MapStorage(): DeliveryStorage {
               .slice(0, Math.min(newest.limit, limit))
           : [],
       );
-      for (const message of claimable) if (picked.size < limit) picked.add(message);
+      if (!newest?.only) for (const message of claimable) if (picked.size < limit) picked.add(message);
       return [...picked].sort(byAge).map((message) => {
         message.fanoutLease = { token: randomUUID(), until };
         return { message: copy(message.record), token: message.fanoutLease.token };
