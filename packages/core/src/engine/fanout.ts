@@ -28,7 +28,7 @@ export interface FanoutOptions {
   present?: ((endpointIds: Iterable<string>) => void) | undefined;
   /** Take this many of the claim's messages from the newest end (a backlog of new messages is draining). */
   catchUp?: number | undefined;
-  /** Claim only messages sent within the last second, newest first (`FanoutClaim.newest.only`). */
+  /** Claim only messages sent within the last 250 ms, newest first (`FanoutClaim.newest.only`). */
   newestOnly?: boolean | undefined;
   /**
    * Given, the deliveries made straight from the outbox are handed to it as soon as they are known,
@@ -71,7 +71,7 @@ export async function fanOut(
   const claim: FanoutClaim = { owner: workers.id, now, until, limit };
   // Behind a backlog, part of the claim comes from the newest end: a message sent now is not queued
   // behind everything sent before it.
-  if (newestOnly) claim.newest = { since: now - CATCH_UP_MS, limit, only: true };
+  if (newestOnly) claim.newest = { since: now - JUST_SENT_MS, limit, only: true };
   else if (catchUp > 0) claim.newest = { since: now - CATCH_UP_MS, limit: Math.min(catchUp, limit) };
   // The endpoint revision check runs beside the claim (two connections, one round trip of latency);
   // it still completes after the claim began, so late binding sees every endpoint written before.
@@ -171,6 +171,12 @@ const always: Admit = () => true;
 
 /** How recent a message must be for a catching-up claim to take it from the newest end. */
 const CATCH_UP_MS = 1_000;
+/**
+ * ... and for a claim of the newest alone (`newestOnly`): the messages whose wake-up just arrived,
+ * not a backlog sent a moment before (a clock behind by more than this only sends a message the
+ * usual way, with the main claim).
+ */
+const JUST_SENT_MS = 250;
 
 /**
  * The endpoints a message goes to: same tenant (both may be null), a matching type glob, then the

@@ -78,6 +78,8 @@ export class Pipeline {
    * that backlog into rows nobody can start yet, ahead of everything sent after it.
    */
   #admitted = 1;
+  /** The same share for the last fan-out claim alone (`#admitted` takes a few claims to follow a change). */
+  #lastAdmitted = 1;
   /** The last claim filled its limit: more work is waiting. */
   #backlog = false;
   /** The last fan-out claim got all the messages it asked for: a backlog of new messages is draining. */
@@ -98,6 +100,8 @@ export class Pipeline {
   #claiming = false;
   /** An express claim (`expedite`) is running. */
   #expressing = false;
+  /** News arrived while an express claim ran: another follows it, if the main claim still runs. */
+  #expressAgain = false;
   #linger: TimerHandle | null = null;
   #errorBackoff = 0;
 
@@ -166,6 +170,7 @@ export class Pipeline {
       this.#degree = 0.8 * this.#degree + 0.2 * Math.max(1, work.created / work.fannedOut);
       const started = work.created === 0 ? 1 : work.started / work.created;
       this.#admitted = 0.5 * this.#admitted + 0.5 * started;
+      this.#lastAdmitted = started;
     }
     this.#backlog = claimed.length + work.startedEarly >= limit;
     this.#fanoutBacklog = work.fanoutFull;
@@ -193,22 +198,29 @@ export class Pipeline {
    * claims them at once; a busy one when its current claim ends. That claim is quick when it starts
    * what it fans out, but while fan-out turns a backlog into rows that cannot start yet (a hot key's
    * messages behind its head, or an endpoint at its share: `#admitted` low), a claim is long and its
-   * work helps nobody now. Then a small claim of the newest messages alone runs beside it, one at a
-   * time: a message sent beside a hot key's backlog does not wait for that backlog's fan-out.
+   * work helps nobody now (as the last claim, or the recent ones, show). Then a small claim of the
+   * messages sent in the last 250 ms alone runs beside it, one at a time, another after it when more
+   * news came meanwhile: a message sent beside a hot key's backlog does not wait for its fan-out.
    */
   expedite(): void {
-    if (!this.#claiming || this.#expressing || this.#admitted >= EXPRESS_BELOW || !this.control.running()) {
+    if (!this.#claiming || !this.control.running()) return;
+    // Fan-out starts most of what it makes: the main claim is quick, and takes the news itself.
+    if (Math.min(this.#admitted, this.#lastAdmitted) >= EXPRESS_BELOW) return;
+    if (this.#expressing) {
+      this.#expressAgain = true;
       return;
     }
     const limit = Math.min(this.#free(), EXPRESS_MESSAGES);
     if (limit <= 0) return;
     this.#expressing = true;
+    this.#expressAgain = false;
     // Its deliveries are the pool's from now on: the main claim, sizing the next, counts them.
     this.#starting += limit;
     void this.#express(limit).finally(() => {
       this.#starting -= limit;
       this.#expressing = false;
       this.#wake();
+      if (this.#expressAgain) this.expedite();
     });
   }
 
