@@ -137,8 +137,6 @@ export class Pipeline {
     const pollIntervalMs = this.control.pollIntervalMs();
     const budget = this.#budget.value;
     const inFlight = this.#fair.inFlight;
-    // A delivery holds its slot until its outcome is written, not just until its answer: what a
-    // crash loses (and so sends again) is bounded by the budget, not by the budget plus a group commit.
     const unrecorded = this.#buffer.length + this.#recording;
     const free = this.#free();
     // Leased already (a key's next, let go by its head's outcome): no claim needed, no batch to wait for.
@@ -188,6 +186,8 @@ export class Pipeline {
 
   /** Slots of the pool nothing holds: not in flight, not awaiting its outcome's write, not being started. */
   #free(): number {
+    // A delivery holds its slot until its outcome is written, not just until its answer: what a
+    // crash loses (and so sends again) is bounded by the budget, not by the budget plus a group commit.
     const unrecorded = this.#buffer.length + this.#recording;
     // Deliveries a claim started early are the pool's from that moment, not once their slots are taken.
     return this.#budget.value - this.#fair.inFlight - unrecorded - this.#starting;
