@@ -165,9 +165,15 @@ describe("next start: the edge runtime answers like the Node runtime", () => {
         ["signed", standard(`same_v1a${tag}`, body(8), PRIVATE_KEY)],
         ["github", gitHub(`same_gh${tag}`, body(8))],
       ] as const;
+    // Signed once, sent to each: the three gates have their own dedup. A stale timestamp's message
+    // names how far in the past it is, which moves on between the three: that count is left out.
+    const requests = cases("x");
     const answers = async (path: string) => {
       const out: Answer[] = [];
-      for (const [source, request] of cases("x")) out.push(await post(path, source, request));
+      for (const [source, request] of requests) {
+        const answer = await post(path, source, request);
+        out.push({ ...answer, body: answer.body.replace(/\d+ s in the past/, "N s in the past") });
+      }
       return out;
     };
     const node = await answers("/api/node");
