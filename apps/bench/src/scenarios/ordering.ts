@@ -155,25 +155,32 @@ export const ordering: Scenario = {
     const busy: number[][] = [];
     const alone: DrainMeasurement[] = [];
     const beside: DrainMeasurement[] = [];
+    const parts = selectedParts();
     for (let run = 1; run <= scale.runs; run++) {
       const of = `${run}/${scale.runs}`;
-      const single = { keys, perKey, endpoints: [OK], healthy: 1 };
-      unordered.push(await drainOnce(context, { ...single, keyed: false, label: `unordered run ${of}` }));
-      ordered.push(await drainOnce(context, { ...single, keyed: true, label: `${keys} keys run ${of}` }));
-      idle.push(await quietLatencies(context, 0, `idle run ${of}`));
-      busy.push(await quietLatencies(context, hot, `hot key run ${of}`));
-      const nine = Array.from({ length: 9 }, () => OK);
-      const fan = { keys: fanKeys, perKey: 10, keyed: true, healthy: 9 };
-      alone.push(
-        await drainOnce(context, { ...fan, endpoints: nine, label: `9 healthy endpoints run ${of}` }),
-      );
-      beside.push(
-        await drainOnce(context, {
-          ...fan,
-          endpoints: [...nine, DOWN],
-          label: `9 healthy + 1 failing run ${of}`,
-        }),
-      );
+      if (parts.has("drain")) {
+        const single = { keys, perKey, endpoints: [OK], healthy: 1 };
+        unordered.push(await drainOnce(context, { ...single, keyed: false, label: `unordered run ${of}` }));
+        ordered.push(await drainOnce(context, { ...single, keyed: true, label: `${keys} keys run ${of}` }));
+      }
+      if (parts.has("hot")) {
+        idle.push(await quietLatencies(context, 0, `idle run ${of}`));
+        busy.push(await quietLatencies(context, hot, `hot key run ${of}`));
+      }
+      if (parts.has("failing")) {
+        const nine = Array.from({ length: 9 }, () => OK);
+        const fan = { keys: fanKeys, perKey: 10, keyed: true, healthy: 9 };
+        alone.push(
+          await drainOnce(context, { ...fan, endpoints: nine, label: `9 healthy endpoints run ${of}` }),
+        );
+        beside.push(
+          await drainOnce(context, {
+            ...fan,
+            endpoints: [...nine, DOWN],
+            label: `9 healthy + 1 failing run ${of}`,
+          }),
+        );
+      }
     }
     log(
       `  ordering: ${keys} keys × ${perKey}, hot key ${hot}, 10 endpoints × ${fanKeys * 10} keyed messages`,
@@ -182,7 +189,7 @@ export const ordering: Scenario = {
     const p99 = (runs: number[][]) => runs.map((l) => percentile(l, 99));
     const seconds = (runs: DrainMeasurement[]) => runs.map((m) => m.elapsedMs / 1000);
     const cpu = (runs: DrainMeasurement[]) => Math.round(median(runs.map((m) => m.cpuPer1k.database)));
-    const rows: Metric[] = [
+    const all: Metric[] = [
       {
         scenario: "ordering",
         name: `${(keys * perKey).toLocaleString("en-US")} deliveries, ${keys.toLocaleString("en-US")} keys × ${perKey}, one endpoint`,
@@ -217,6 +224,23 @@ export const ordering: Scenario = {
         note: `baseline = the 9 healthy endpoints alone (target ${TARGETS.failing}× of it); ${fanKeys} keys × 10 messages, every message to every endpoint; default breaker and retries`,
       },
     ];
-    return rows;
+    // Each row in the order of PARTS; a part not run leaves its row out.
+    return all.filter((_, i) => parts.has(PARTS[i]!));
   },
 };
+
+/** The scenario's three measurements, in the order of its rows. */
+const PARTS = ["drain", "hot", "failing"] as const;
+
+/** The parts `BENCH_ORDERING` names (comma-separated, e.g. `drain,failing`); all three when unset. */
+function selectedParts(): Set<string> {
+  const given = process.env["BENCH_ORDERING"];
+  if (given === undefined || given === "") return new Set(PARTS);
+  const parts = new Set(given.split(",").map((part) => part.trim()));
+  for (const part of parts) {
+    if (!(PARTS as readonly string[]).includes(part)) {
+      throw new Error(`BENCH_ORDERING: unknown part "${part}"; name some of ${PARTS.join(", ")}`);
+    }
+  }
+  return parts;
+}

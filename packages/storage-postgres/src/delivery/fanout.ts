@@ -22,6 +22,7 @@ import {
 import type { ClaimFloor, FloorKey } from "../internal/claim-floor.js";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import { CLEAR_PREFIX, LEASE_ONLY, leaseToken, toClaimedDelivery } from "../internal/lease-tokens.js";
+import { PER_ROW } from "../internal/sql-fragments.js";
 import { keyPair } from "../ordering/key-pair.js";
 import { lockKeys } from "../ordering/key-locks.js";
 
@@ -56,6 +57,14 @@ export async function claimFanout(
   return claimed;
 }
 
+// Once per statement (uncorrelated: an InitPlan), before the per-row probes they spare: no keyed
+// message is fanned out and unfinished anywhere (a drain of messages that all go straight from the
+// outbox has none), no key is held anywhere (the usual state). An OR's arguments run in order. Each
+// reads the first entry of its index (ORDER BY its column), never the table.
+const NONE_OPEN = `(SELECT o.ordering_key FROM postel.messages o WHERE o.ordering_key IS NOT NULL
+    AND o.fanned_out_at IS NOT NULL AND o.status = 'pending' ORDER BY o.ordering_key LIMIT 1) IS NULL`;
+const NONE_HELD = "(SELECT k.ordering_key FROM postel.held_keys k ORDER BY k.ordering_key LIMIT 1) IS NULL";
+
 /**
  * `ORDERING_RULES.directHead` for the row `m`: keyed, no earlier message of its key awaiting fan-out
  * (messages_unfanned_key_idx), none of its key fanned out and still pending (messages_open_key_idx), and
@@ -64,9 +73,9 @@ export async function claimFanout(
 const CLEAR = `m.ordering_key IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM postel.messages e WHERE e.ordering_key = m.ordering_key
     AND e.fanned_out_at IS NULL AND e.status = 'pending' AND e.id < m.id)
-  AND NOT EXISTS (SELECT 1 FROM postel.messages o WHERE o.ordering_key = m.ordering_key
-    AND o.fanned_out_at IS NOT NULL AND o.status = 'pending')
-  AND NOT EXISTS (SELECT 1 FROM postel.held_keys k WHERE k.ordering_key = m.ordering_key)`;
+  AND (${NONE_OPEN} OR NOT EXISTS (SELECT 1 FROM postel.messages o WHERE o.ordering_key = m.ordering_key
+    AND o.fanned_out_at IS NOT NULL AND o.status = 'pending' ${PER_ROW}))
+  AND (${NONE_HELD} OR NOT EXISTS (SELECT 1 FROM postel.held_keys k WHERE k.ordering_key = m.ordering_key ${PER_ROW}))`;
 
 /** The claim statement itself, scanning from `from` (tests EXPLAIN it). */
 export function claimFanoutStatement(sql: Sql, lease: FanoutClaim, from: FloorKey): PendingQuery<RawRow[]> {
@@ -263,10 +272,10 @@ export function recordFanoutStatement(
           AND NOT EXISTS (
             SELECT 1 FROM postel.deliveries o
             WHERE ${sql.unsafe(keyPair("o"))} = ((n."endpointId" || ' ' || n."orderingKey") COLLATE "C")
-              AND o.ordering_key IS NOT NULL AND o.status IN ('pending', 'held', 'waiting'))
+              AND o.ordering_key IS NOT NULL AND o.status IN ('pending', 'held', 'waiting') ${sql.unsafe(PER_ROW)})
           AND NOT EXISTS (
             SELECT 1 FROM postel.held_keys k
-            WHERE k.endpoint_id = n."endpointId" AND k.ordering_key = n."orderingKey")
+            WHERE k.endpoint_id = n."endpointId" AND k.ordering_key = n."orderingKey" ${sql.unsafe(PER_ROW)})
         ) AS head
         FROM fenced f
         CROSS JOIN LATERAL json_to_recordset(f.deliveries)

@@ -11,11 +11,11 @@ import {
 import type { Sql } from "postgres";
 import { pipelinedTransaction } from "../internal/pipelined-transaction.js";
 import { asJson, epochMs, FIRST_ATTEMPT_COLUMNS } from "../internal/rows.js";
-import { finaliseMessages, lockMessagesOf, TERMINAL } from "../internal/sql-fragments.js";
+import { finaliseMessages, lockMessagesOf, PER_ROW, TERMINAL } from "../internal/sql-fragments.js";
 import { toClaimedDelivery } from "../internal/lease-tokens.js";
 import { keyPair } from "../ordering/key-pair.js";
 import { lockKeys } from "../ordering/key-locks.js";
-import { pairsOfDeliveries, settleKeysStatement } from "../ordering/settle-keys.js";
+import { pairsOfOutcomes, settleKeysStatement } from "../ordering/settle-keys.js";
 
 // A delivery's first attempt (number 1, the first recorded) goes in its row, the rest in `attempts`:
 // first_attempt_<x> takes the input's <x> (first_attempt_id its attempt_id).
@@ -161,9 +161,9 @@ export async function recordOutcomes(
             ? tx`CASE WHEN f.ordering_key IS NOT NULL AND f.status = 'pending' AND (EXISTS (
                 SELECT 1 FROM postel.deliveries o
                 WHERE ${tx.unsafe(keyPair("o"))} = ((f.endpoint_id || ' ' || f.ordering_key) COLLATE "C")
-                  AND o.ordering_key IS NOT NULL AND o.status IN ('pending', 'held'))
+                  AND o.ordering_key IS NOT NULL AND o.status IN ('pending', 'held') ${tx.unsafe(PER_ROW)})
               OR EXISTS (SELECT 1 FROM postel.held_keys k
-                WHERE k.endpoint_id = f.endpoint_id AND k.ordering_key = f.ordering_key))
+                WHERE k.endpoint_id = f.endpoint_id AND k.ordering_key = f.ordering_key ${tx.unsafe(PER_ROW)}))
               THEN 'waiting' ELSE f.status END`
             : tx`status`
         }, COALESCE(retries_used, 0),
@@ -209,10 +209,21 @@ export async function recordOutcomes(
         directKeys.length === 0
           ? tx``
           : tx`unrefused AS (
-        -- Fan-outs of these keys refused while their clear message was in flight go now (no token:
-        -- a refused one's wait, REFUSED_FANOUT_RETRY_MS).
+        -- The message after each clear one of its key goes now if its fan-out was refused while the
+        -- clear one was in flight (no token, a refused one's wait: REFUSED_FANOUT_RETRY_MS). Only
+        -- that one, the key's next: one probe of messages_unfanned_key_idx from the clear message on
+        -- (the clear one is still unfanned in this statement's snapshot), not a walk of the key's
+        -- whole backlog per delivery. A later refused one is claimed again after its wait.
         UPDATE postel.messages m SET lease_until = NULL
-        WHERE m.ordering_key = ANY(ARRAY(SELECT json_array_elements_text(${asJson(directKeys)}::text::json)))
+        WHERE m.id = ANY(ARRAY(
+          SELECT n.id FROM input i CROSS JOIN LATERAL (
+            SELECT e.id, e.lease_token, e.lease_until FROM postel.messages e
+            WHERE e.ordering_key = i.ordering_key AND e.fanned_out_at IS NULL AND e.status = 'pending'
+              AND e.id > i.message_id
+            ORDER BY e.id LIMIT 1
+          ) n
+          WHERE i.message_id IS NOT NULL AND i.ordering_key IS NOT NULL
+            AND n.lease_token IS NULL AND n.lease_until > ${now}::bigint))
           AND m.fanned_out_at IS NULL AND m.status = 'pending' AND m.lease_token IS NULL AND m.lease_until > ${now}::bigint
       ), `
       }${finaliseMessages(tx, now)}
@@ -223,9 +234,21 @@ export async function recordOutcomes(
       ? [
           settleKeysStatement(
             tx,
-            pairsOfDeliveries(
+            // A direct outcome's delivery is this transaction's own insert: its pair is known.
+            pairsOfOutcomes(
               tx,
-              ended.map((outcome) => outcome.deliveryId),
+              ended.filter((outcome) => !outcome.newDelivery).map((outcome) => outcome.deliveryId),
+              ended.flatMap((outcome) =>
+                outcome.newDelivery === undefined
+                  ? []
+                  : [
+                      {
+                        endpoint_id: outcome.newDelivery.endpointId,
+                        ordering_key: outcome.orderingKey!,
+                        lease: leasing.has(outcome.deliveryId),
+                      },
+                    ],
+              ),
               leasing,
             ),
             now,

@@ -7,6 +7,16 @@ import {
 } from "@postel/core/storage";
 import type { PendingQuery, Row, Sql } from "postgres";
 
+/**
+ * Ends a correlated `EXISTS` probe so it stays a probe per row. Without it PostgreSQL may plan the
+ * probe as a hashed subplan that reads every row matching the subquery's other conditions, once per
+ * statement: planned on small tables, the ordering checks read every open keyed delivery (or held
+ * key, or unfinished keyed message) of every endpoint at every fan-out, so a failing endpoint's
+ * growing backlog made every other key's fan-out slower. An OFFSET keeps the planner from rewriting
+ * the EXISTS (it rewrites only one without LIMIT/OFFSET clauses it cannot drop).
+ */
+export const PER_ROW = "OFFSET 0";
+
 /** Statuses after which a delivery never changes again unless replayed. */
 export const TERMINAL = sqlStatusList(TERMINAL_DELIVERY_STATUSES);
 

@@ -2,6 +2,7 @@ import type { PendingQuery, Row, Sql } from "postgres";
 import { keyPair } from "./key-pair.js";
 import { CLEAR_PREFIX, leaseToken } from "../internal/lease-tokens.js";
 import { asJson, PREFIXED_MESSAGE_COLUMNS, type RawRow } from "../internal/rows.js";
+import { PER_ROW } from "../internal/sql-fragments.js";
 
 /**
  * `ORDERING_RULES.nextOnEnd`, `skip` and `replayKeepsPlace`: for each (endpoint, key) pair that
@@ -53,6 +54,7 @@ export function settleKeysStatement(
       WHERE o.status = 'waiting'
         AND NOT EXISTS (
           SELECT 1 FROM postel.held_keys k WHERE k.endpoint_id = p.endpoint_id AND k.ordering_key = p.ordering_key
+          ${sql.unsafe(PER_ROW)}
         )
     ), promoted AS (
       UPDATE postel.deliveries d SET status = 'pending',
@@ -86,6 +88,25 @@ export function pairsOfDeliveries(
     FROM postel.deliveries
     WHERE id = ANY(ARRAY(SELECT json_array_elements_text(${asJson(deliveryIds)}::text::json)))
       AND ordering_key IS NOT NULL`;
+}
+
+/**
+ * `pairs` for {@link settleKeysStatement}: those of the deliveries `deliveryIds` names (as
+ * {@link pairsOfDeliveries}) and those `given` as values, which cost no lookup: a delivery inserted by
+ * the transaction's own statement (a direct outcome) is known by its pair already.
+ */
+export function pairsOfOutcomes(
+  sql: Sql,
+  deliveryIds: readonly string[],
+  given: readonly { endpoint_id: string; ordering_key: string; lease: boolean }[],
+  leasing: ReadonlySet<string>,
+): PendingQuery<Row[]> {
+  const values = sql`
+    SELECT p.endpoint_id, p.ordering_key, p.lease
+    FROM json_to_recordset(${asJson(given)}::text::json) AS p(endpoint_id text, ordering_key text, lease boolean)`;
+  if (deliveryIds.length === 0) return values;
+  if (given.length === 0) return pairsOfDeliveries(sql, deliveryIds, leasing);
+  return sql`${pairsOfDeliveries(sql, deliveryIds, leasing)} UNION ALL ${values}`;
 }
 
 /** `pairs` for {@link settleKeysStatement}, given as values. */
