@@ -263,6 +263,9 @@ export function Postel<
       )
     : undefined;
   const wake = () => dispatcher.wake();
+  // Deliveries put back in storage due now (a replay, a skipped key, an endpoint enabled): a busy
+  // worker's next claim looks for due work too.
+  const wakeForDue = () => dispatcher.dueNow();
   const wakeups = new Wakeups({
     storage: outbound.storage,
     clock,
@@ -293,7 +296,10 @@ export function Postel<
         config: outbound,
         clock,
         newId,
-        changed: () => cache.invalidate(),
+        changed: () => {
+          cache.invalidate();
+          dispatcher.dueNow();
+        },
         wake,
         telemetry,
       }),
@@ -301,11 +307,11 @@ export function Postel<
       deadLetters: createDeadLettersApi(outbound),
       failed: createDeadLettersApi(outbound, "failed"),
       attempts: createAttemptsApi(outbound, () => clock.now()),
-      orderingKeys: createOrderingKeysApi({ config: outbound, clock, wake }),
+      orderingKeys: createOrderingKeysApi({ config: outbound, clock, wake: wakeForDue }),
       stats: (statsOptions) => stats({ config: outbound, clock }, statsOptions),
       timeline: (timelineOptions) => timeline(outbound, clock.now(), timelineOptions),
       replay: (selection, replayOptions) =>
-        replay({ config: outbound, clock, newId, wake }, selection, replayOptions),
+        replay({ config: outbound, clock, newId, wake: wakeForDue }, selection, replayOptions),
       prune: async (pruneOptions) => {
         await migrate();
         return prune({ config: outbound, clock }, pruneOptions);

@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, test } from "vitest";
+import { LinearBackoff } from "../src/backoff.js";
 import { Postel } from "../src/postel.js";
 import { InMemoryStorage } from "../src/storage/in-memory-storage.js";
 import { harness } from "./support/harness.js";
@@ -375,5 +376,57 @@ describe("a message sent while a claim only turns a key's backlog into waiting r
       .filter((r) => r.path === "/hot")
       .map((r) => JSON.parse(String(r.body)).data);
     expect(hot).toEqual(Array.from({ length: 40 }, (_, i) => i));
+  });
+});
+
+describe("looking for due work", () => {
+  test("a busy worker beside a failing endpoint looks for due retries when they fall due, not at every claim", async () => {
+    // An hour between polls: only what the worker knows of its own retries can make it look for them.
+    const h = await harness({
+      workers: { batchSize: 8, pollInterval: "1h" },
+      retryPolicy: LinearBackoff({ maxAttempts: 5, step: "10s" }),
+      circuitBreaker: false,
+      autoDisable: false,
+    });
+    h.receiver.script("/down", 500);
+    let looks = 0;
+    let claims = 0;
+    const claimDue = h.storage.claimDue.bind(h.storage);
+    h.storage.claimDue = (lease) => {
+      looks++;
+      return claimDue(lease);
+    };
+    const claimFanout = h.storage.claimFanout.bind(h.storage);
+    h.storage.claimFanout = (lease) => {
+      claims++;
+      return claimFanout(lease);
+    };
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/ok") });
+    await h.postel.outbound.endpoints.create({ url: h.receiver.url("/down") });
+    // 20 keys × 5 messages, each to both endpoints: behind each failing head, its key's others wait,
+    // so no fan-out starts all it creates (every claim used to look for due work after it).
+    for (let i = 0; i < 100; i++) {
+      await h.postel.outbound.send({ type: "a", data: i, orderingKey: `k${i % 20}` });
+    }
+    // Older than what a claim takes from the newest end: a later message of a key taken before its
+    // earlier ones is refused for a second, which a manual clock never lets pass.
+    h.clock.advance("2s");
+    const until = async (what: string, done: () => boolean) => {
+      const deadline = Date.now() + 10_000;
+      while (!done()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
+    await h.postel.start();
+    await until("the healthy endpoint's 100", () => h.receiver.on("/ok").length === 100);
+    await until("the 20 heads' first attempts", () => h.receiver.on("/down").length === 20);
+    expect(claims).toBeGreaterThanOrEqual(10);
+    // The first claim looks; then nothing this worker recorded is due until its retries are.
+    expect(looks).toBeLessThanOrEqual(2);
+    // Their time comes: the idle worker wakes for them (not at its hourly poll) and finds them.
+    h.clock.advance("10s");
+    await until("the heads' retries", () => h.receiver.on("/down").length === 40);
+    expect(looks).toBeGreaterThan(2);
   });
 });

@@ -21,7 +21,10 @@ export interface WorkerOptions {
   maxConcurrency?: number;
   /** Deliveries claimed per round trip, at most. Default 64. */
   batchSize?: number;
-  /** How often idle workers look for due work when nothing wakes them. Default `"1s"`. */
+  /**
+   * How often idle workers look for work when nothing wakes them, and busy ones for due retries they
+   * cannot know of (another instance's, a crashed one's expired leases). Default `"1s"`.
+   */
   pollInterval?: Duration;
   /** How long a claim is leased (renewed while working). Default `"60s"`. */
   leaseDuration?: Duration;

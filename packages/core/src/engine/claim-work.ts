@@ -1,5 +1,6 @@
 import type { ClaimedDelivery } from "../storage/records.js";
 import type { LimitedClaim } from "../storage/storage.js";
+import type { DueWork } from "./due-work.js";
 import type { CompiledEndpoint } from "./endpoint-cache.js";
 import { type Admit, type FanoutContext, fanOut } from "./fanout.js";
 
@@ -19,6 +20,8 @@ export interface ClaimShare {
   limited: LimitedClaim[];
   /** Starts deliveries made straight from the outbox before the rest of the claim is written (`FanoutOptions.startNow`). */
   startNow?: (deliveries: ClaimedDelivery[]) => void;
+  /** Whether due retries may be waiting (absent: always look, as `drain()` does). */
+  due?: DueWork;
 }
 
 const limitedCache = new WeakMap<ReadonlyMap<string, CompiledEndpoint>, CompiledEndpoint[]>();
@@ -62,8 +65,8 @@ export interface ClaimedWork {
 
 /**
  * Claims up to `limit` deliveries: new messages first (fanned out, their deliveries come back
- * leased), topped up with due retries, then with the due work of endpoints that have limits (leased
- * as their limits allow, whatever other workers hold).
+ * leased), topped up with due retries (when `share.due` says some may be due), then with the due work
+ * of endpoints that have limits (leased as their limits allow, whatever other workers hold).
  */
 export async function claimWork(ctx: FanoutContext, limit: number, share?: ClaimShare): Promise<ClaimedWork> {
   const { config, clock } = ctx;
@@ -76,15 +79,18 @@ export async function claimWork(ctx: FanoutContext, limit: number, share?: Claim
   const deliveries = fanned.deliveries;
   const { startedEarly } = fanned;
   const started = deliveries.length + startedEarly;
-  if (started < limit) {
+  if (started < limit && (share?.due?.worthLooking() ?? true)) {
     const now = clock.now();
+    const skipping = share !== undefined && share.skipEndpoints.length > 0;
+    share?.due?.looking();
     const due = await config.storage.claimDue({
       owner: config.workers.id,
       now,
       until: now + config.workers.leaseDurationMs,
       limit: limit - started,
-      ...(share && share.skipEndpoints.length > 0 ? { skipEndpoints: share.skipEndpoints } : {}),
+      ...(skipping ? { skipEndpoints: share.skipEndpoints } : {}),
     });
+    share?.due?.looked(due.length, limit - started, skipping);
     deliveries.push(...due);
   }
   const limited = share?.limited.filter((claim) => claim.want > 0) ?? [];

@@ -91,6 +91,15 @@ export class Dispatcher {
     this.#worker?.expedite();
   }
 
+  /**
+   * Work was made due now outside the workers' own claims and outcomes (a replay, a skipped key, an
+   * endpoint written): wakes them, and a busy one's next claim looks for due work too.
+   */
+  dueNow(): void {
+    this.#worker?.dueNow();
+    this.wake();
+  }
+
   #wakeSleepers(): void {
     this.#wakeRequested = true;
     for (const wake of this.#sleepers) wake();

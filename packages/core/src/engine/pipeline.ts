@@ -1,6 +1,7 @@
 import type { TimerHandle } from "../clock.js";
 import { isStorageOutage } from "../errors.js";
 import type { ClaimedDelivery } from "../storage/records.js";
+import type { DeliveryOutcome } from "../storage/storage.js";
 import {
   type ClaimedWork,
   type ClaimShare,
@@ -11,6 +12,7 @@ import {
 } from "./claim-work.js";
 import { ConcurrencyBudget, eventLoopLag } from "./concurrency-budget.js";
 import { type DeliveryResult, deliver, outcomeOf } from "./deliver.js";
+import { DueWork } from "./due-work.js";
 import type { CompiledEndpoint } from "./endpoint-cache.js";
 import { FairShare } from "./fair-share.js";
 import { type FanoutPass, fanOut } from "./fanout.js";
@@ -69,6 +71,8 @@ export class Pipeline {
   readonly #budget: ConcurrencyBudget;
   readonly #lag: ReturnType<typeof eventLoopLag> | null;
   readonly #fair: FairShare;
+  /** When the work this worker recorded falls due: claims look for due work only when some may be. */
+  readonly #due: DueWork;
   /** Deliveries per fanned-out message, smoothed: sizes fan-out claims to the room in the pool. */
   #degree = 1;
   /**
@@ -113,6 +117,7 @@ export class Pipeline {
     this.#lag = min === max ? null : eventLoopLag();
     this.#budget = new ConcurrencyBudget(min, max, ctx.clock, this.#lag ?? undefined);
     this.#fair = new FairShare(ctx.clock, () => this.#budget.value);
+    this.#due = new DueWork(ctx.clock, () => this.control.pollIntervalMs());
   }
 
   /** Claims and delivers until `control.running()` turns false, then settles everything in flight. */
@@ -163,6 +168,8 @@ export class Pipeline {
       this.#claiming = false;
     }
     if (share.heldBackWaiting()) this.#budget.press();
+    // Fan-out queued deliveries for want of room here: they are due now, for whoever has room.
+    if (share.heldBack() > 0) this.#due.expect(this.ctx.clock.now());
     const claimed = work.deliveries;
     if (work.fannedOut > 0) {
       this.#degree = 0.8 * this.#degree + 0.2 * Math.max(1, work.created / work.fannedOut);
@@ -174,12 +181,14 @@ export class Pipeline {
     this.#fanoutBacklog = work.fanoutFull;
     if (claimed.length === 0) {
       if (work.startedEarly > 0) return;
+      // Until the next poll, or until work this worker recorded falls due, if sooner.
+      const idleMs = this.#due.idleMs(pollIntervalMs);
       if (this.#fair.inFlight === 0) {
         // Fan-out queued everything it claimed (endpoints with limits): there may be more to fan out.
-        return work.fannedOut > 0 ? undefined : this.control.sleep(pollIntervalMs);
+        return work.fannedOut > 0 ? undefined : this.control.sleep(idleMs);
       }
       // Nothing here has room: a finishing request may give a saturated endpoint room again.
-      return Promise.race([this.#nextSlot(), this.control.sleep(pollIntervalMs)]);
+      return Promise.race([this.#nextSlot(), this.control.sleep(idleMs)]);
     }
     return this.#start(claimed);
   }
@@ -240,6 +249,14 @@ export class Pipeline {
       return;
     }
     if (fanned.deliveries.length > 0) await this.#start(fanned.deliveries);
+  }
+
+  /**
+   * Work was put back in storage due now by something other than this worker's claims and outcomes
+   * (a replay, a skipped key, an endpoint enabled): the next claim looks for due work.
+   */
+  dueNow(): void {
+    this.#due.expect(this.ctx.clock.now());
   }
 
   /** Plans claimed deliveries and starts those with room; the rest go back to storage, due now. */
@@ -335,6 +352,7 @@ export class Pipeline {
       skipEndpoints,
       catchUp: this.#fanoutBacklog ? Math.max(1, Math.floor(messages / 4)) : 0,
       // Messages sent straight from the outbox start before the rest of the claim is written.
+      due: this.#due,
       startNow: (deliveries) => {
         this.#starting += deliveries.length;
         void this.#start(deliveries).finally(() => {
@@ -402,12 +420,14 @@ export class Pipeline {
       : undefined;
     this.#flushing = recordResults(this.ctx, batch, this.#summary, next)
       .then(
-        (leased) => {
+        (next) => {
           let keyed = false;
           for (const r of batch) {
             this.#leased.delete(r.outcome.deliveryId);
             keyed ||= r.outcome.orderingKey !== undefined;
+            this.#expectDue(r.outcome, next !== undefined);
           }
+          const leased = next ?? [];
           for (const c of leased) this.#leased.set(c.delivery.id, c);
           if (!this.control.running()) this.#release(leased);
           else this.#ready.push(...leased);
@@ -429,6 +449,18 @@ export class Pipeline {
         // After stop(), run() drives the last flushes (bounded), so a dead database cannot spin here.
         if (this.control.running()) this.#flush();
       });
+  }
+
+  /**
+   * When a recorded outcome leaves work due in storage: a retry or deferral; a key's next delivery,
+   * let go unleased (its outcome did not ask for the lease, or storage leases none: `leasesNext`).
+   */
+  #expectDue(outcome: DeliveryOutcome, leasesNext: boolean): void {
+    const { transition } = outcome;
+    if ("nextAttemptAt" in transition) this.#due.expect(transition.nextAttemptAt);
+    else if (outcome.orderingKey !== undefined && !(leasesNext && outcome.leaseNext === true)) {
+      this.#due.expect(this.ctx.clock.now());
+    }
   }
 
   /** Gives leased deliveries that will not be started back to storage, due now (no attempt, no retry spent). */

@@ -62,21 +62,21 @@ export async function processBatch(
  * Records delivered (or skipped) results in one storage call, then emits events and runs the
  * endpoint state machine for the outcomes storage accepted (a lost lease records nothing). Given
  * `next`, returns the deliveries storage leased with it (`ORDERING_RULES.leaseNext`): the caller
- * must deliver or release them.
+ * must deliver or release them. Undefined when storage leases none (what it let go is due now).
  */
 export async function recordResults(
   ctx: BatchContext,
   results: DeliveryResult[],
   summary: BatchSummary,
   next?: NextLease,
-): Promise<ClaimedDelivery[]> {
+): Promise<ClaimedDelivery[] | undefined> {
   if (results.length === 0) return [];
   const outcomes = results.map((result) => result.outcome);
   const now = ctx.clock.now();
   const {
     recorded,
     leaseLost,
-    next: leased = [],
+    next: leased,
   } = next === undefined
     ? await ctx.config.storage.recordOutcomes(outcomes, now)
     : await ctx.config.storage.recordOutcomes(outcomes, now, next);

@@ -268,6 +268,7 @@ export async function recordOutcomes(
   return {
     recorded: ids.filter((id) => !lost.has(id)),
     leaseLost: ids.filter((id) => lost.has(id)),
-    ...(leased.length > 0 ? { next: leased } : {}),
+    // Present whenever it was asked to lease (ORDERING_RULES.leaseNext): every next let go is here.
+    ...(leasing.size > 0 ? { next: leased } : {}),
   };
 }

@@ -123,7 +123,8 @@ export async function recordOutcomes(
     (recorded.has(deliveryId) ? result.recorded : result.leaseLost).push(deliveryId);
   }
   const leased = (results[leasedAt]?.rows ?? []).map(toClaimed);
-  if (leased.length > 0) result.next = leased;
+  // Present whenever it was asked to lease (ORDERING_RULES.leaseNext): every next let go is here.
+  if (leasedAt >= 0) result.next = leased;
   return result;
 }
 

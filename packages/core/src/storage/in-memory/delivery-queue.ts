@@ -122,7 +122,8 @@ export class MemoryDeliveryQueue {
       result.recorded.push(delivery.id);
     }
     this.#state.finaliseMessages(touched, now);
-    if (leased.length > 0) result.next = leased;
+    // It leases every next a leaseNext outcome lets go: `next` is there whenever it was asked to.
+    if (next !== undefined) result.next = leased;
     return result;
   }
 

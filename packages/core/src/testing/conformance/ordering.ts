@@ -194,8 +194,8 @@ export function orderingTests(context: ConformanceContext): void {
         { owner: "recorder", until: T0 + 10 + LEASE_MS },
       );
       expect(result.recorded.sort()).toEqual([k1!.id, j1!.id].sort());
-      const next = result.next ?? [];
-      if (next.length === 0) {
+      const next = result.next;
+      if (next === undefined) {
         // A storage that leases none: both are due now, for any worker.
         expect((await claimedIds(storage, T0 + 20)).sort()).toEqual([k2!.id, j2!.id].sort());
         return;
@@ -216,6 +216,45 @@ export function orderingTests(context: ConformanceContext): void {
       ).toEqual([k2!.id]);
       await end(storage, leased!, { kind: "succeeded" }, T0 + 30);
       expect(await statuses(storage, [k2!])).toEqual(["succeeded"]);
+    });
+
+    test("a storage that leases a key's next returns `next` even when nothing was let go, and leaves nothing of those keys due", async () => {
+      const storage = context.storage();
+      const [endpoint] = await createEndpoints(storage, 1);
+      const { deliveries } = await fanOut(storage, {
+        endpoints: [endpoint!],
+        messages: [{ orderingKey: "k" }, { orderingKey: "k" }, { orderingKey: "j" }],
+      });
+      const [k1, k2, j1] = deliveries;
+      const claims = await claimAll(storage, T0);
+      const ending = (claimed: ClaimedDelivery) => ({
+        deliveryId: claimed.delivery.id,
+        leaseToken: claimed.leaseToken,
+        transition: { kind: "succeeded" } as const,
+        attempt: attemptFor(claimed, { startedAt: T0 }),
+        orderingKey: claimed.delivery.orderingKey!,
+        leaseNext: true as const,
+      });
+      // j ends with nothing behind it.
+      const alone = await storage.recordOutcomes([ending(claims.get(j1!.id)!)], T0 + 10, {
+        owner: "recorder",
+        until: T0 + 10 + LEASE_MS,
+      });
+      // k ends with k2 behind it.
+      const behind = await storage.recordOutcomes([ending(claims.get(k1!.id)!)], T0 + 10, {
+        owner: "recorder",
+        until: T0 + 10 + LEASE_MS,
+      });
+      if (behind.next === undefined) {
+        // A storage that leases none: k2 is due now, for any worker; it says so by returning no next.
+        expect(alone.next).toBeUndefined();
+        expect(await claimedIds(storage, T0 + 20)).toEqual([k2!.id]);
+        return;
+      }
+      // Core reads `next` as complete: whatever a leaseNext outcome let go is in it, and nothing is due.
+      expect(alone.next).toEqual([]);
+      expect(behind.next.map((c) => c.delivery.id)).toEqual([k2!.id]);
+      expect(await claimedIds(storage, T0 + 20)).toEqual([]);
     });
 
     test("claimFanout may mark a keyed message clear: only its key's earliest, with nothing of the key open or held", async () => {
