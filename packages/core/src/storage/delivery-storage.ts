@@ -114,9 +114,9 @@ export interface RecordOutcomesResult {
   /** Outcomes refused because the lease token no longer matched (lease lost); nothing was written. */
   leaseLost: string[];
   /**
-   * Given a `NextLease`, the deliveries the outcomes with `leaseNext` let go, leased with it. Present
-   * (empty when they let none go) when the storage leases them: then every one of them is here.
-   * Absent when it leases none: they are due now, for any worker (core then looks for due work).
+   * Given a `NextLease`, the deliveries the ending outcomes with `leaseNext` let go, leased with it.
+   * Present (empty when they let none go) when the storage leases them: then every one of them is
+   * here. Absent when it leases none: they are due now, for any worker (core then looks for due work).
    */
   next?: ClaimedDelivery[];
 }

@@ -90,7 +90,9 @@ export const ORDERING_RULES = {
   leaseNext:
     "Given a `NextLease`, `recordOutcomes` may lease the delivery `nextOnEnd` lets go for an outcome with " +
     "`leaseNext` to its owner until its `until` (a fresh token, as `claimDue` gives) and return it, with " +
-    "its message, in `next`; only those. A storage that leases none returns no `next`: the delivery is due now.",
+    "its message, in `next`; only those, and all of them: a storage that leases returns `next` (empty when " +
+    "nothing was let go) whenever such an outcome ends. A storage that leases none returns no `next`: " +
+    "the delivery is due now.",
   skip: "`skipHeldKey` releases the hold and lets E's earliest waiting delivery of K go, due now.",
   replayKeepsPlace:
     "A replayed delivery of K (`resetDeliveries`) keeps its place: it is `pending` when E has no head " +
